@@ -1,0 +1,288 @@
+package io.datamem;
+
+import io.datamem.internal.BuiltinProvider;
+import io.datamem.internal.LibcAllocator;
+import io.datamem.internal.ProviderRegistry;
+import io.datamem.spi.DataMemProvider;
+
+import java.lang.foreign.Arena;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executor;
+
+/**
+ * Which handler allocates: NEP 49's {@code PyDataMem_GetHandler}/{@code PyDataMem_SetHandler}
+ * mapped onto Java.
+ *
+ * <p>{@link #current()} is the handler the next array will be created with: the one bound by the
+ * innermost enclosing {@link #callWith callWith}/{@link #runWith runWith} on this thread (a
+ * {@link ScopedValue} binding, restored when the block exits), else the process default. The
+ * process default is the handler named by the system property {@code datamem.handler} or the
+ * environment variable {@code DATAMEM_HANDLER} (the property wins), else {@link #builtinDefault()};
+ * {@link #setDefaultHandler} replaces it.
+ *
+ * <p>A scoped binding is visible to the code inside the block on the binding thread only. A thread
+ * started inside the block, a task handed to an executor and a virtual thread do not see it; wrap
+ * them with {@link #propagate(Runnable)} or {@link #propagating(Executor)} to carry it along.
+ *
+ * <p>All methods are thread-safe.
+ */
+public final class DataMem {
+
+    /** The system property that names the process default handler. */
+    public static final String HANDLER_PROPERTY = "datamem.handler";
+
+    /** The environment variable that names the process default handler (the property wins). */
+    public static final String HANDLER_ENV = "DATAMEM_HANDLER";
+
+    private static final ScopedValue<DataMemHandler> CURRENT = ScopedValue.newInstance();
+
+    private static final DataMemHandler BUILTIN =
+            new DataMemHandler(BuiltinProvider.DEFAULT_NAME, 1, LibcAllocator.INSTANCE);
+
+    // The process default; null until first needed, then resolved from the configuration.
+    private static volatile DataMemHandler processDefault;
+
+    private DataMem() {
+    }
+
+    /**
+     * The handler that allocates now on this thread: the innermost scoped binding, else the process
+     * default.
+     *
+     * @return the current handler, never null
+     * @throws IllegalStateException if nothing is bound and the configured process default
+     *                               ({@value #HANDLER_PROPERTY} / {@value #HANDLER_ENV}) names an
+     *                               unknown or unavailable handler
+     */
+    public static DataMemHandler current() {
+        DataMemHandler d = processDefault;
+        return CURRENT.orElse(d != null ? d : defaultHandler());
+    }
+
+    /**
+     * The built-in default handler, {@code default_allocator}: the C library's allocator, version 1.
+     * It is a singleton.
+     *
+     * @return the built-in default handler
+     */
+    public static DataMemHandler builtinDefault() {
+        return BUILTIN;
+    }
+
+    /**
+     * The process default: what unbound threads allocate with.
+     *
+     * @return the process default handler
+     * @throws IllegalStateException if it was never set and the configured name
+     *                               ({@value #HANDLER_PROPERTY} / {@value #HANDLER_ENV}) is unknown
+     *                               or unavailable; the message lists the available names
+     */
+    public static DataMemHandler defaultHandler() {
+        DataMemHandler d = processDefault;
+        if (d != null) {
+            return d;
+        }
+        synchronized (DataMem.class) {
+            if (processDefault == null) {
+                processDefault = configuredDefault();
+            }
+            return processDefault;
+        }
+    }
+
+    private static DataMemHandler configuredDefault() {
+        String source = HANDLER_PROPERTY;
+        String name = System.getProperty(HANDLER_PROPERTY);
+        if (name == null || name.isBlank()) {
+            source = HANDLER_ENV;
+            name = System.getenv(HANDLER_ENV);
+        }
+        if (name == null || name.isBlank()) {
+            return BUILTIN;
+        }
+        try {
+            return ProviderRegistry.handler(name);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new IllegalStateException("the default handler named by " + source + "='" + name
+                    + "' cannot be used: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Replaces the process default, as {@code PyDataMem_SetHandler} does. Scoped bindings in force
+     * are not affected.
+     *
+     * @param handler the new default, or null to reset to {@link #builtinDefault()}
+     * @return the previous process default; null if it had never been resolved and the configured
+     *         name could not be
+     */
+    public static DataMemHandler setDefaultHandler(DataMemHandler handler) {
+        DataMemHandler next = handler == null ? BUILTIN : handler;
+        synchronized (DataMem.class) {
+            DataMemHandler previous = processDefault;
+            if (previous == null) {
+                try {
+                    previous = configuredDefault();
+                } catch (IllegalStateException e) {
+                    previous = null;
+                }
+            }
+            processDefault = next;
+            return previous;
+        }
+    }
+
+    /**
+     * Runs an operation with a handler bound on this thread, and returns its result. The binding is
+     * undone when the operation returns or throws.
+     *
+     * @param handler the handler arrays created inside allocate with
+     * @param op      the operation
+     * @param <R>     the result type
+     * @param <X>     the exception the operation may throw
+     * @return the operation's result
+     * @throws X                    what the operation throws
+     * @throws NullPointerException if {@code handler} or {@code op} is null
+     */
+    public static <R, X extends Throwable> R callWith(DataMemHandler handler, ScopedValue.CallableOp<R, X> op)
+            throws X {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(op, "op");
+        return ScopedValue.where(CURRENT, handler).call(op);
+    }
+
+    /**
+     * Runs an operation with a handler bound on this thread. The binding is undone when the
+     * operation returns or throws.
+     *
+     * @param handler the handler arrays created inside allocate with
+     * @param op      the operation
+     * @throws NullPointerException if {@code handler} or {@code op} is null
+     */
+    public static void runWith(DataMemHandler handler, Runnable op) {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(op, "op");
+        ScopedValue.where(CURRENT, handler).run(op);
+    }
+
+    /**
+     * Whether a scoped handler is bound on this thread.
+     *
+     * @return true inside {@link #callWith}/{@link #runWith}
+     */
+    public static boolean isScoped() {
+        return CURRENT.isBound();
+    }
+
+    /**
+     * Wraps a task so that it runs with the handler bound here and now, on whatever thread runs it.
+     * If nothing is bound here, the task runs with no binding (so it sees the process default in
+     * force when it runs).
+     *
+     * @param task the task
+     * @return a task that binds the captured handler around {@code task}
+     * @throws NullPointerException if {@code task} is null
+     */
+    public static Runnable propagate(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        if (!CURRENT.isBound()) {
+            return task;
+        }
+        DataMemHandler captured = CURRENT.get();
+        return () -> ScopedValue.where(CURRENT, captured).run(task);
+    }
+
+    /**
+     * Wraps a task that returns a value so that it runs with the handler bound here and now, as
+     * {@link #propagate(Runnable)} does. (A different name, so that a lambda is never ambiguous
+     * between the two.)
+     *
+     * @param task the task
+     * @param <V>  the result type
+     * @return a task that binds the captured handler around {@code task}
+     * @throws NullPointerException if {@code task} is null
+     */
+    public static <V> Callable<V> propagateCall(Callable<V> task) {
+        Objects.requireNonNull(task, "task");
+        if (!CURRENT.isBound()) {
+            return task;
+        }
+        DataMemHandler captured = CURRENT.get();
+        return () -> ScopedValue.where(CURRENT, captured).call(task::call);
+    }
+
+    /**
+     * An executor that runs each task with the handler bound at the moment the task was submitted.
+     *
+     * @param executor the executor that runs the tasks
+     * @return the propagating executor
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public static Executor propagating(Executor executor) {
+        Objects.requireNonNull(executor, "executor");
+        return task -> executor.execute(propagate(task));
+    }
+
+    /**
+     * Opens a confined arena that allocates through the current handler.
+     *
+     * @return {@code current().openArena()}
+     * @throws UnsupportedOperationException if the current handler's memory is not host-accessible
+     * @see DataMemHandler#openArena()
+     */
+    public static Arena openArena() {
+        return current().openArena();
+    }
+
+    /**
+     * The handler with a name, such as {@code aligned64}, {@code pool(aligned64)+stats} or
+     * {@code default_allocator}. Each distinct name is built once and then returned for the life of
+     * the process, as NEP 49's handlers are immortal; {@code default_allocator} is
+     * {@link #builtinDefault()}.
+     *
+     * @param name the handler name: a leaf provider name, then {@code +adaptor} terms
+     * @return the handler
+     * @throws NullPointerException     if {@code name} is null
+     * @throws IllegalArgumentException if the name is malformed or no provider accepts it; the
+     *                                  message lists the names available
+     * @throws IllegalStateException    if the provider it needs is unavailable here; the message says
+     *                                  why
+     */
+    public static DataMemHandler handler(String name) {
+        return ProviderRegistry.handler(name);
+    }
+
+    /**
+     * A new handler with a name, not cached: adaptors in it start with fresh state. As
+     * {@link #handler(String)} otherwise ({@code default_allocator} is still the singleton).
+     *
+     * @param name the handler name
+     * @return a new handler
+     * @throws NullPointerException     if {@code name} is null
+     * @throws IllegalArgumentException if the name is malformed or no provider accepts it
+     * @throws IllegalStateException    if the provider it needs is unavailable here
+     */
+    public static DataMemHandler createHandler(String name) {
+        return ProviderRegistry.create(name);
+    }
+
+    /**
+     * The providers found on the module path and class path, the built-in one first.
+     *
+     * @return the providers
+     */
+    public static List<DataMemProvider> providers() {
+        return ProviderRegistry.providers();
+    }
+
+    /**
+     * Every handler-name form the providers accept, with availability, in one line.
+     *
+     * @return a description for messages and listings
+     */
+    public static String describeProviders() {
+        return ProviderRegistry.describe();
+    }
+}

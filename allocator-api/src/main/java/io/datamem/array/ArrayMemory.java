@@ -1,0 +1,181 @@
+package io.datamem.array;
+
+import io.datamem.DataMemHandler;
+import io.datamem.MemoryTraits;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The memory behind an owning array and its views: the handler that frees it, the block and its
+ * allocated size, and the arena whose closing invalidates every segment handed out over it.
+ *
+ * <p>It is also the {@link Cleaner} action: run explicitly by {@code close()}, or by the cleaner
+ * when the owning array became unreachable unclosed (a leak, counted and logged).
+ */
+final class ArrayMemory implements Runnable {
+
+    static final Cleaner CLEANER = Cleaner.create();
+    static final AtomicLong LEAKS = new AtomicLong();
+    private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
+
+    final DataMemHandler handler;   // null: foreign memory, never freed by datamem
+    final MemoryTraits traits;
+    final String description;       // for leak reports, set by the owner
+
+    // Guarded by 'this'.
+    private long address;
+    private long allocatedByteSize;
+    private Arena arena;            // null for foreign memory
+    private MemorySegment data;     // host segment over the block; null if not host-accessible
+    private boolean freed;
+    private boolean closedExplicitly;
+    private int exports;
+
+    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, String description) {
+        this.handler = handler;
+        this.traits = traits;
+        this.description = description;
+    }
+
+    /**
+     * Memory allocated through a handler, owned by datamem.
+     */
+    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, String description) {
+        MemoryTraits traits = handler.allocator().traitsOf(block);
+        ArrayMemory m = new ArrayMemory(handler, traits, description);
+        m.attach(block.address(), allocatedByteSize);
+        return m;
+    }
+
+    /**
+     * Memory that belongs to someone else: its segment keeps its own scope.
+     */
+    static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
+        ArrayMemory m = new ArrayMemory(null, traits, "foreign memory");
+        m.address = segment.address();
+        m.allocatedByteSize = segment.byteSize();
+        m.data = segment;
+        return m;
+    }
+
+    private void attach(long newAddress, long newAllocatedByteSize) {
+        address = newAddress;
+        allocatedByteSize = newAllocatedByteSize;
+        arena = Arena.ofShared();
+        data = traits.hostAccessible()
+                ? MemorySegment.ofAddress(newAddress).reinterpret(newAllocatedByteSize, arena, null)
+                : null;
+    }
+
+    synchronized long address() {
+        return address;
+    }
+
+    synchronized long allocatedByteSize() {
+        return allocatedByteSize;
+    }
+
+    synchronized MemorySegment data() {
+        return data;
+    }
+
+    synchronized boolean isFreed() {
+        return freed;
+    }
+
+    synchronized void pinExport() {
+        if (freed) {
+            throw new IllegalStateException(description + " is closed");
+        }
+        exports++;
+    }
+
+    synchronized void unpinExport() {
+        if (exports <= 0) {
+            throw new IllegalStateException(description + ": no export to release");
+        }
+        exports--;
+    }
+
+    synchronized int exports() {
+        return exports;
+    }
+
+    /**
+     * Invalidates every segment over the block (closing the arena), without freeing.
+     *
+     * @throws IllegalStateException if a segment is acquired by a native call in progress
+     */
+    synchronized void invalidate() {
+        if (arena != null && arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+
+    /** After a failed resize: new segments over the unchanged block. */
+    synchronized void reattach() {
+        attach(address, allocatedByteSize);
+    }
+
+    /** After a successful resize. */
+    synchronized void reattach(long newAddress, long newAllocatedByteSize) {
+        attach(newAddress, newAllocatedByteSize);
+    }
+
+    /**
+     * Closes explicitly: invalidates segments, then frees through the handler.
+     *
+     * @return false if already freed
+     * @throws IllegalStateException if a buffer export is held or a segment is acquired
+     */
+    synchronized boolean prepareClose() {
+        if (freed) {
+            return false;
+        }
+        if (exports > 0) {
+            throw new IllegalStateException("cannot close " + description + ": " + exports
+                    + " buffer export(s) still held; release them first");
+        }
+        invalidate();
+        closedExplicitly = true;
+        return true;
+    }
+
+    @Override
+    public void run() {
+        long addr;
+        long size;
+        boolean leak;
+        synchronized (this) {
+            if (freed || handler == null) {
+                freed = true;
+                return;
+            }
+            leak = !closedExplicitly;
+            if (leak) {
+                try {
+                    invalidate();
+                } catch (IllegalStateException e) {
+                    // A native call still holds a segment: freeing now could crash it. Keep the block.
+                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description
+                            + " could not be freed because a segment is still acquired; " + allocatedByteSize
+                            + " bytes stay allocated");
+                    return;
+                }
+            }
+            freed = true;
+            addr = address;
+            size = allocatedByteSize;
+        }
+        handler.allocator().free(MemorySegment.ofAddress(addr), size);
+        if (leak) {
+            LEAKS.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description + " (" + size
+                    + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
+                    + " Close arrays explicitly, for example with try-with-resources");
+        }
+    }
+}

@@ -1,0 +1,1409 @@
+package io.datamem.array;
+
+import io.datamem.DataMem;
+import io.datamem.DataMemAllocator;
+import io.datamem.DataMemHandler;
+import io.datamem.MemoryTraits;
+import io.datamem.OutOfNativeMemoryException;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.function.LongConsumer;
+
+/**
+ * An n-dimensional array over native memory, allocated through a {@link DataMemHandler}.
+ *
+ * <p>An owning array captures {@link DataMem#current()} once, when it is created, and reallocates
+ * ({@link #resize}) and frees ({@link #close}) through that handler with the exact byte size it
+ * allocated, whatever is bound or set as default by then. Views ({@link #slice}, {@link #reshape},
+ * {@link #transpose}, {@link #select}) share their base's memory, keep their base reachable, report
+ * their base's handler and do not own data.
+ *
+ * <p>Memory is reached through {@link #segment()}, a {@link MemorySegment} that is bounds-checked
+ * and lifetime-checked: once the array is closed (or resized), every segment and view over the old
+ * memory throws {@link IllegalStateException} on access, instead of touching freed memory. An owning
+ * array that becomes unreachable without being closed is freed by a {@link Cleaner}, logged as a leak
+ * and counted in {@link #leakCount()}.
+ *
+ * <p>Strides are in bytes, as NumPy's. Element accessors take one index per axis; all elements are
+ * read and written in native byte order. Arrays on memory the host cannot access (device memory)
+ * have no host view: {@link #segment()} and element access throw
+ * {@link UnsupportedOperationException}.
+ *
+ * <p>Thread safety: element access from several threads is safe (the memory is shared, races on the
+ * same element are the caller's). {@code close} and {@code resize} may be called from any thread; a
+ * concurrent access then either completes or throws {@link IllegalStateException}.
+ */
+public final class NDArray implements AutoCloseable {
+
+    /** The most axes an array may have (NumPy's limit). */
+    public static final int MAX_NDIM = 64;
+
+    private final NDArray base;          // the array a view was made from; null for owners and wrapped arrays
+    private final ArrayMemory memory;
+    private final boolean owner;
+    private final Cleaner.Cleanable cleanable;  // owners only
+    private final DType dtype;
+
+    // Change only on resize (owners).
+    private MemorySegment data;          // host segment over the whole block; null for device memory
+    private long dataAddress;
+    private long offset;                 // bytes from the block start to element [0, ..., 0]
+    private long[] shape;
+    private long[] strides;
+    private long size;
+    private boolean closed;
+
+    private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, MemorySegment data,
+                    long dataAddress, long offset, long[] shape, long[] strides) {
+        this.base = base;
+        this.memory = memory;
+        this.owner = owner;
+        this.dtype = dtype;
+        this.data = data;
+        this.dataAddress = dataAddress;
+        this.offset = offset;
+        this.shape = shape;
+        this.strides = strides;
+        this.size = elementCount(shape);
+        this.cleanable = owner && memory.handler != null ? ArrayMemory.CLEANER.register(this, memory) : null;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Creation
+
+    /**
+     * A new array of uninitialised elements, allocated with {@code malloc} through
+     * {@link DataMem#current()}.
+     *
+     * @param dtype the element type
+     * @param shape the length of each axis (none for a 0-d array)
+     * @return the array, which owns its memory
+     * @throws NullPointerException        if an argument is null
+     * @throws IllegalArgumentException    if a length is negative, there are more than
+     *                                     {@value #MAX_NDIM} axes, or the byte size overflows or
+     *                                     exceeds {@link DataMemAllocator#MAX_BYTE_SIZE}
+     * @throws OutOfNativeMemoryException  if the handler's allocator returned NULL
+     * @throws IllegalStateException       if no handler is bound and the configured default cannot be
+     *                                     resolved
+     */
+    public static NDArray empty(DType dtype, long... shape) {
+        return allocate(DataMem.current(), dtype, shape, false);
+    }
+
+    /**
+     * A new array of zeros, allocated with {@code calloc} through {@link DataMem#current()}.
+     *
+     * @param dtype the element type
+     * @param shape the length of each axis
+     * @return the array, which owns its memory
+     * @throws NullPointerException       if an argument is null
+     * @throws IllegalArgumentException   if a length is negative, there are more than
+     *                                    {@value #MAX_NDIM} axes, or the byte size overflows or exceeds
+     *                                    {@link DataMemAllocator#MAX_BYTE_SIZE}
+     * @throws OutOfNativeMemoryException if the handler's allocator returned NULL
+     * @throws IllegalStateException      if no handler is bound and the configured default cannot be
+     *                                    resolved
+     */
+    public static NDArray zeros(DType dtype, long... shape) {
+        return allocate(DataMem.current(), dtype, shape, true);
+    }
+
+    private static NDArray allocate(DataMemHandler handler, DType dtype, long[] shape, boolean zeroed) {
+        Objects.requireNonNull(dtype, "dtype");
+        long[] s = checkShape(shape);
+        long count = elementCount(s);
+        long byteSize = byteSizeOf(dtype, s, count);
+        DataMemAllocator allocator = handler.allocator();
+        MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
+        if (block.address() == 0) {
+            throw new OutOfNativeMemoryException(handler.name(), byteSize, handler.traits().byteAlignment(),
+                    zeroed ? "calloc" : "malloc");
+        }
+        try {
+            return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0);
+        } catch (RuntimeException | Error e) {
+            allocator.free(block, byteSize);
+            throw e;
+        }
+    }
+
+    /**
+     * An array that takes ownership of a block a handler allocated: closing (or collecting) the
+     * array frees the block through {@code handler} with {@code allocatedByteSize}. This is how
+     * foreign memory with a known deallocator (a DLPack deleter, say) becomes an array.
+     *
+     * @param handler           the handler whose allocator frees the block
+     * @param block             the block's start (its size is ignored)
+     * @param allocatedByteSize the size to pass to {@code free}
+     * @param dtype             the element type
+     * @param shape             the length of each axis
+     * @param strides           the byte stride of each axis, or null for C order
+     * @param byteOffset        bytes from {@code block} to element [0, ..., 0]
+     * @return the owning array
+     * @throws NullPointerException     if {@code handler}, {@code block}, {@code dtype} or
+     *                                  {@code shape} is null
+     * @throws IllegalArgumentException if the shape is invalid, {@code strides} has the wrong length,
+     *                                  or an element would lie outside
+     *                                  {@code [block, block + allocatedByteSize)}; ownership then stays
+     *                                  with the caller
+     */
+    public static NDArray adopt(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                                long[] shape, long[] strides, long byteOffset) {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(block, "block");
+        Objects.requireNonNull(dtype, "dtype");
+        long[] s = checkShape(shape);
+        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
+        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset);
+    }
+
+    private static NDArray adoptChecked(DataMemHandler handler, MemorySegment block, long allocatedByteSize,
+                                        DType dtype, long[] shape, long[] strides, long byteOffset) {
+        checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
+        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize,
+                "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]");
+        return new NDArray(null, memory, true, dtype, memory.data(), memory.address(), byteOffset, shape, strides);
+    }
+
+    /**
+     * An array over memory datamem does not own: no handler frees it ({@link #handler()} is null,
+     * {@link #ownsData()} is false) and its lifetime is the segment's.
+     *
+     * @param segment the memory, in C order
+     * @param dtype   the element type
+     * @param shape   the length of each axis
+     * @return the array
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the shape is invalid or needs more bytes than the segment has
+     */
+    public static NDArray wrap(MemorySegment segment, DType dtype, long... shape) {
+        return wrap(segment, dtype, shape, null, 0);
+    }
+
+    /**
+     * An array over memory datamem does not own, with explicit strides and offset.
+     *
+     * @param segment    the memory
+     * @param dtype      the element type
+     * @param shape      the length of each axis
+     * @param strides    the byte stride of each axis, or null for C order
+     * @param byteOffset bytes from the segment start to element [0, ..., 0]
+     * @return the array
+     * @throws NullPointerException     if {@code segment}, {@code dtype} or {@code shape} is null
+     * @throws IllegalArgumentException if the shape or strides are invalid or an element lies outside
+     *                                  the segment
+     */
+    public static NDArray wrap(MemorySegment segment, DType dtype, long[] shape, long[] strides, long byteOffset) {
+        Objects.requireNonNull(segment, "segment");
+        Objects.requireNonNull(dtype, "dtype");
+        long[] s = checkShape(shape);
+        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
+        checkExtent(dtype, s, st, byteOffset, segment.byteSize());
+        ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
+                io.datamem.internal.Checks.alignmentOf(segment.address())));
+        return new NDArray(null, memory, false, dtype, segment, segment.address(), byteOffset, s, st);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Properties
+
+    /**
+     * The handler that frees this array's memory: the one captured at creation. A view reports its
+     * base's.
+     *
+     * @return the handler, or null for memory datamem does not own ({@link #wrap})
+     */
+    public DataMemHandler handler() {
+        return memory.handler;
+    }
+
+    /**
+     * Whether this array owns its memory (frees it on close). False for views and wrapped memory.
+     *
+     * @return true for arrays made by {@link #empty}, {@link #zeros}, {@link #adopt} and copies
+     */
+    public boolean ownsData() {
+        return owner && memory.handler != null;
+    }
+
+    /**
+     * The array this view was made from.
+     *
+     * @return the base, or null for an array that is not a view
+     */
+    public NDArray base() {
+        return base;
+    }
+
+    /**
+     * What the allocator says about this array's memory (kind, device, alignment, page size).
+     *
+     * @return the traits of the block
+     */
+    public MemoryTraits traits() {
+        return memory.traits;
+    }
+
+    /**
+     * The element type.
+     *
+     * @return the dtype
+     */
+    public DType dtype() {
+        return dtype;
+    }
+
+    /**
+     * The number of axes.
+     *
+     * @return ndim, 0 for a scalar array
+     */
+    public int ndim() {
+        return shape.length;
+    }
+
+    /**
+     * The length of each axis.
+     *
+     * @return a copy of the shape
+     */
+    public long[] shape() {
+        return shape.clone();
+    }
+
+    /**
+     * The byte stride of each axis.
+     *
+     * @return a copy of the strides
+     */
+    public long[] strides() {
+        return strides.clone();
+    }
+
+    /**
+     * The number of elements.
+     *
+     * @return the product of the shape
+     */
+    public long size() {
+        return size;
+    }
+
+    /**
+     * The bytes the elements occupy: {@code size() * dtype().itemSize()}.
+     *
+     * @return bytes
+     */
+    public long byteSize() {
+        return size * dtype.itemSize();
+    }
+
+    /**
+     * Bytes from the start of the memory block to element [0, ..., 0].
+     *
+     * @return the byte offset
+     */
+    public long byteOffset() {
+        return offset;
+    }
+
+    /**
+     * The address of element [0, ..., 0], also for device memory.
+     *
+     * @return the address
+     * @throws IllegalStateException if the array is closed
+     */
+    public long address() {
+        checkOpen();
+        return dataAddress + offset;
+    }
+
+    /**
+     * Whether the elements lie in C (row-major) order without gaps.
+     *
+     * @return true if C-contiguous
+     */
+    public boolean isCContiguous() {
+        return isContiguous(false);
+    }
+
+    /**
+     * Whether the elements lie in Fortran (column-major) order without gaps.
+     *
+     * @return true if F-contiguous
+     */
+    public boolean isFContiguous() {
+        return isContiguous(true);
+    }
+
+    private boolean isContiguous(boolean fortran) {
+        if (size <= 1) {
+            return true;
+        }
+        long expected = dtype.itemSize();
+        for (int k = 0; k < shape.length; k++) {
+            int d = fortran ? k : shape.length - 1 - k;
+            if (shape[d] != 1) {
+                if (strides[d] != expected) {
+                    return false;
+                }
+                expected *= shape[d];
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@link #close} was called on this array, or this view's memory was freed.
+     *
+     * @return true if closed
+     */
+    public boolean isClosed() {
+        return closed || memory.isFreed();
+    }
+
+    /**
+     * The number of owning arrays that became unreachable without being closed and were freed by the
+     * cleaner, since the JVM started.
+     *
+     * @return the leak count
+     */
+    public static long leakCount() {
+        return ArrayMemory.LEAKS.get();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Memory access
+
+    /**
+     * The memory of this array's elements: a segment from the lowest to the highest byte any element
+     * occupies, bounds-checked and valid until the array is closed or resized. For a C-contiguous
+     * array it is exactly {@link #byteSize()} bytes.
+     *
+     * @return the segment
+     * @throws IllegalStateException         if the array is closed
+     * @throws UnsupportedOperationException if the memory is not host-accessible (device memory)
+     */
+    public MemorySegment segment() {
+        MemorySegment d = hostData();
+        if (size == 0) {
+            return d.asSlice(offset, 0);
+        }
+        long lo = 0;
+        long hi = 0;
+        for (int i = 0; i < shape.length; i++) {
+            long extent = strides[i] * (shape[i] - 1);
+            if (extent < 0) {
+                lo += extent;
+            } else {
+                hi += extent;
+            }
+        }
+        return d.asSlice(offset + lo, hi - lo + dtype.itemSize());
+    }
+
+    private MemorySegment hostData() {
+        checkOpen();
+        MemorySegment d = data;
+        if (d == null) {
+            throw new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
+                    + memory.traits.kind() + " memory of handler '" + handlerName()
+                    + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
+                    + " (for example CudaMemory.copy) and read that");
+        }
+        return d;
+    }
+
+    private String handlerName() {
+        return memory.handler == null ? "none" : memory.handler.name();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(this + " is closed");
+        }
+    }
+
+    private long elementOffset(long[] index) {
+        if (index.length != shape.length) {
+            throw new IllegalArgumentException("index has " + index.length + " value(s) (expected: " + shape.length
+                    + ", one per axis of shape " + Arrays.toString(shape) + ")");
+        }
+        long off = offset;
+        for (int i = 0; i < index.length; i++) {
+            long ix = index[i];
+            if (ix < 0 || ix >= shape[i]) {
+                throw new IndexOutOfBoundsException("index " + ix + " is out of bounds for axis " + i + " with size "
+                        + shape[i]);
+            }
+            off += ix * strides[i];
+        }
+        return off;
+    }
+
+    private RuntimeException closedOr(IllegalStateException e) {
+        if (closed || memory.isFreed()) {
+            return new IllegalStateException(this + " is closed: its memory was freed through handler '"
+                    + handlerName() + "'", e);
+        }
+        if (data != null && !data.scope().isAlive()) {
+            return new IllegalStateException(this + " is no longer valid: the owning array was resized, which"
+                    + " reallocated its memory", e);
+        }
+        return e;
+    }
+
+    /**
+     * Reads an element as a double. Booleans read as 0 or 1, unsigned integers as their unsigned
+     * value.
+     *
+     * @param index one index per axis
+     * @return the value
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public double getDouble(long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            return readDouble(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element from a double, converting as a C cast would (integers truncate toward zero;
+     * booleans are {@code value != 0}).
+     *
+     * @param value the value
+     * @param index one index per axis
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void setDouble(double value, long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            writeDouble(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Reads an element as a long. Floating-point values truncate toward zero; {@code uint64} returns
+     * its bits (read it with {@link Long#toUnsignedString(long)}).
+     *
+     * @param index one index per axis
+     * @return the value
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public long getLong(long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            return readLong(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element from a long. Integers keep the low bits (as a C cast); floats round to
+     * nearest; booleans are {@code value != 0}.
+     *
+     * @param value the value
+     * @param index one index per axis
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void setLong(long value, long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            writeLong(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Reads an element as a boolean: whether it is non-zero.
+     *
+     * @param index one index per axis
+     * @return the value
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public boolean getBoolean(long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            return switch (dtype.kind()) {
+                case COMPLEX -> {
+                    double[] c = readComplex(d, off);
+                    yield c[0] != 0 || c[1] != 0;
+                }
+                case FLOAT, BFLOAT -> readDouble(d, off) != 0;
+                default -> readLong(d, off) != 0;
+            };
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element from a boolean (1 or 0).
+     *
+     * @param value the value
+     * @param index one index per axis
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void setBoolean(boolean value, long... index) {
+        setLong(value ? 1 : 0, index);
+    }
+
+    /**
+     * Reads an element as a complex number {@code {real, imaginary}}; real dtypes read with an
+     * imaginary part of 0.
+     *
+     * @param index one index per axis
+     * @return a new two-element array
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public double[] getComplex(long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            return dtype.kind() == DType.Kind.COMPLEX ? readComplex(d, off) : new double[] {readDouble(d, off), 0};
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes a complex element.
+     *
+     * @param real      the real part
+     * @param imaginary the imaginary part
+     * @param index     one index per axis
+     * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}, or
+     *                                       {@code imaginary} is not 0 for a real dtype
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void setComplex(double real, double imaginary, long... index) {
+        MemorySegment d = hostData();
+        long off = elementOffset(index);
+        try {
+            if (dtype.kind() == DType.Kind.COMPLEX) {
+                writeComplex(d, off, real, imaginary);
+            } else if (imaginary == 0) {
+                writeDouble(d, off, real);
+            } else {
+                throw new IllegalArgumentException("imaginary: " + imaginary + " (expected: 0 for real dtype " + dtype
+                        + ")");
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Sets every element to a value, converting as {@link #setDouble} does.
+     *
+     * @param value the value
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void fill(double value) {
+        MemorySegment d = hostData();
+        try {
+            if (value == 0 && Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
+                segment().fill((byte) 0);
+            } else {
+                forEachOffset(off -> writeDouble(d, off, value));
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Sets every element to a value, converting as {@link #setLong} does.
+     *
+     * @param value the value
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void fill(long value) {
+        MemorySegment d = hostData();
+        try {
+            if (value == 0 && isCContiguous()) {
+                segment().fill((byte) 0);
+            } else {
+                forEachOffset(off -> writeLong(d, off, value));
+            }
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Copies the elements of another array of the same shape into this one, converting between
+     * dtypes as the element setters do. Overlapping memory is handled (the source is read first).
+     *
+     * @param source the array to copy from
+     * @throws NullPointerException          if {@code source} is null
+     * @throws IllegalArgumentException      if the shapes differ, or a complex source with a non-zero
+     *                                       imaginary part is copied to a real dtype
+     * @throws UnsupportedOperationException if either memory is on a device, or the dtypes differ and
+     *                                       one is custom
+     * @throws IllegalStateException         if either array is closed
+     */
+    public void copyFrom(NDArray source) {
+        Objects.requireNonNull(source, "source");
+        if (!Arrays.equals(shape, source.shape)) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(source.shape) + " of the source (expected: "
+                    + Arrays.toString(shape) + ", this array's)");
+        }
+        transfer(source, this);
+    }
+
+    /**
+     * Copies values into this array in C order, converting as {@link #setDouble} does.
+     *
+     * @param values exactly {@link #size()} values
+     * @throws NullPointerException          if {@code values} is null
+     * @throws IllegalArgumentException      if the length is not {@link #size()}
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void copyFrom(double[] values) {
+        Objects.requireNonNull(values, "values");
+        checkLength(values.length);
+        MemorySegment d = hostData();
+        int[] i = {0};
+        try {
+            forEachOffset(off -> writeDouble(d, off, values[i[0]++]));
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Copies values into this array in C order, converting as {@link #setLong} does.
+     *
+     * @param values exactly {@link #size()} values
+     * @throws NullPointerException          if {@code values} is null
+     * @throws IllegalArgumentException      if the length is not {@link #size()}
+     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public void copyFrom(long[] values) {
+        Objects.requireNonNull(values, "values");
+        checkLength(values.length);
+        MemorySegment d = hostData();
+        int[] i = {0};
+        try {
+            forEachOffset(off -> writeLong(d, off, values[i[0]++]));
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * The elements in C order, as doubles.
+     *
+     * @return a new array of {@link #size()} values
+     * @throws IllegalStateException         if the array is closed, or has more than
+     *                                       {@code Integer.MAX_VALUE - 8} elements
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     */
+    public double[] toDoubleArray() {
+        MemorySegment d = hostData();
+        double[] out = new double[javaLength()];
+        int[] i = {0};
+        try {
+            forEachOffset(off -> out[i[0]++] = readDouble(d, off));
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+        return out;
+    }
+
+    /**
+     * The elements in C order, as longs.
+     *
+     * @return a new array of {@link #size()} values
+     * @throws IllegalStateException         if the array is closed, or has more than
+     *                                       {@code Integer.MAX_VALUE - 8} elements
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     */
+    public long[] toLongArray() {
+        MemorySegment d = hostData();
+        long[] out = new long[javaLength()];
+        int[] i = {0};
+        try {
+            forEachOffset(off -> out[i[0]++] = readLong(d, off));
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+        return out;
+    }
+
+    private int javaLength() {
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException(this + " has " + size + " elements, more than a Java array holds");
+        }
+        return (int) size;
+    }
+
+    private void checkLength(int length) {
+        if (length != size) {
+            throw new IllegalArgumentException("values: " + length + " elements (expected: " + size
+                    + ", the size of shape " + Arrays.toString(shape) + ")");
+        }
+    }
+
+    /**
+     * A new owning C-contiguous copy, allocated through {@link DataMem#current()}.
+     *
+     * @return the copy
+     * @throws OutOfNativeMemoryException    if the allocation fails
+     * @throws UnsupportedOperationException if the memory is on a device
+     * @throws IllegalStateException         if the array is closed
+     */
+    public NDArray copy() {
+        return copyAs(shape);
+    }
+
+    private NDArray copyAs(long[] newShape) {
+        hostData();
+        NDArray out = empty(dtype, newShape);
+        try {
+            transfer(this, out);
+        } catch (RuntimeException | Error e) {
+            out.close();
+            throw e;
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Views
+
+    /**
+     * A view of a sub-range of each axis, with Python slice semantics. Axes without a slice are kept
+     * whole.
+     *
+     * @param slices at most {@link #ndim()} slices, one per leading axis
+     * @return the view
+     * @throws NullPointerException     if a slice is null
+     * @throws IllegalArgumentException if there are more slices than axes
+     * @throws IllegalStateException    if the array is closed
+     */
+    public NDArray slice(Slice... slices) {
+        checkOpen();
+        if (slices.length > shape.length) {
+            throw new IllegalArgumentException("slices: " + slices.length + " (expected: at most " + shape.length
+                    + ", one per axis)");
+        }
+        long[] s = shape.clone();
+        long[] st = strides.clone();
+        long off = offset;
+        for (int i = 0; i < slices.length; i++) {
+            long[] r = Objects.requireNonNull(slices[i], "slices[" + i + "]").resolve(shape[i]);
+            s[i] = r[1];
+            if (r[1] > 0) {
+                off += r[0] * strides[i];
+            }
+            st[i] = strides[i] * r[2];
+        }
+        return view(off, s, st);
+    }
+
+    /**
+     * A view with one axis removed, at a fixed index (NumPy's {@code a[..., i, ...]}).
+     *
+     * @param axis  the axis
+     * @param index the index along it (negative counts from the end)
+     * @return the view, with one axis fewer
+     * @throws IllegalArgumentException  if {@code axis} is out of range
+     * @throws IndexOutOfBoundsException if {@code index} is out of range
+     * @throws IllegalStateException     if the array is closed
+     */
+    public NDArray select(int axis, long index) {
+        checkOpen();
+        checkAxis(axis);
+        long ix = index < 0 ? index + shape[axis] : index;
+        if (ix < 0 || ix >= shape[axis]) {
+            throw new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
+                    + shape[axis]);
+        }
+        long[] s = new long[shape.length - 1];
+        long[] st = new long[shape.length - 1];
+        for (int i = 0, j = 0; i < shape.length; i++) {
+            if (i != axis) {
+                s[j] = shape[i];
+                st[j++] = strides[i];
+            }
+        }
+        return view(offset + ix * strides[axis], s, st);
+    }
+
+    /**
+     * An array with the same elements in another shape: a view when this array is C-contiguous,
+     * otherwise a new owning copy (allocated through {@link DataMem#current()}). One length may be
+     * -1, inferred from the others.
+     *
+     * @param newShape the new shape
+     * @return a view or a copy; check {@link #ownsData()}
+     * @throws IllegalArgumentException if the sizes differ, or more than one length is -1, or a
+     *                                  length is below -1
+     * @throws IllegalStateException    if the array is closed
+     */
+    public NDArray reshape(long... newShape) {
+        checkOpen();
+        long[] s = inferShape(newShape);
+        if (isCContiguous()) {
+            return view(offset, s, cStrides(dtype, s));
+        }
+        return copyAs(s);
+    }
+
+    private long[] inferShape(long[] newShape) {
+        Objects.requireNonNull(newShape, "newShape");
+        long[] s = newShape.clone();
+        int unknown = -1;
+        long known = 1;
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == -1) {
+                if (unknown >= 0) {
+                    throw new IllegalArgumentException("newShape " + Arrays.toString(newShape)
+                            + " (expected: at most one -1)");
+                }
+                unknown = i;
+            } else if (s[i] < 0) {
+                throw new IllegalArgumentException("newShape[" + i + "]: " + s[i] + " (expected: >= -1)");
+            } else {
+                known = Math.multiplyExact(known, s[i]);
+            }
+        }
+        if (unknown >= 0) {
+            if (known == 0 || size % known != 0) {
+                throw new IllegalArgumentException("cannot reshape " + size + " elements into "
+                        + Arrays.toString(newShape));
+            }
+            s[unknown] = size / known;
+        }
+        checkShape(s);
+        if (elementCount(s) != size) {
+            throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
+                    + Arrays.toString(newShape));
+        }
+        return s;
+    }
+
+    /**
+     * A view with the axes reversed.
+     *
+     * @return the transposed view
+     * @throws IllegalStateException if the array is closed
+     */
+    public NDArray transpose() {
+        int[] axes = new int[shape.length];
+        for (int i = 0; i < axes.length; i++) {
+            axes[i] = axes.length - 1 - i;
+        }
+        return transpose(axes);
+    }
+
+    /**
+     * A view with the axes permuted: axis {@code i} of the view is axis {@code axes[i]} of this array.
+     *
+     * @param axes a permutation of {@code 0 .. ndim-1}
+     * @return the view
+     * @throws IllegalArgumentException if {@code axes} is not a permutation of the axes
+     * @throws IllegalStateException    if the array is closed
+     */
+    public NDArray transpose(int... axes) {
+        checkOpen();
+        if (axes.length != shape.length) {
+            throw new IllegalArgumentException("axes " + Arrays.toString(axes) + " (expected: a permutation of "
+                    + shape.length + " axes)");
+        }
+        boolean[] seen = new boolean[axes.length];
+        long[] s = new long[axes.length];
+        long[] st = new long[axes.length];
+        for (int i = 0; i < axes.length; i++) {
+            int a = axes[i];
+            if (a < 0 || a >= axes.length || seen[a]) {
+                throw new IllegalArgumentException("axes " + Arrays.toString(axes) + " (expected: a permutation of 0.."
+                        + (axes.length - 1) + ")");
+            }
+            seen[a] = true;
+            s[i] = shape[a];
+            st[i] = strides[a];
+        }
+        return view(offset, s, st);
+    }
+
+    private NDArray view(long newOffset, long[] newShape, long[] newStrides) {
+        return new NDArray(this, memory, false, dtype, data, dataAddress, newOffset, newShape, newStrides);
+    }
+
+    private void checkAxis(int axis) {
+        if (axis < 0 || axis >= shape.length) {
+            throw new IllegalArgumentException("axis: " + axis + " (expected: 0.." + (shape.length - 1) + ")");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Resize and close
+
+    /**
+     * Changes the shape in place, reallocating through the captured handler's {@code realloc}. The
+     * data is kept in C order up to the smaller size; new bytes are zero, as NumPy's
+     * {@code ndarray.resize}. Every view and segment obtained before becomes invalid (access throws
+     * {@link IllegalStateException}), even when the reallocation fails.
+     *
+     * @param newShape the new shape
+     * @throws IllegalStateException      if this array does not own its memory (a view or wrapped
+     *                                    memory), is not C-contiguous, is closed, has a buffer export
+     *                                    held, or a segment over it is in use by a native call
+     * @throws IllegalArgumentException   if the new shape is invalid
+     * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
+     *                                    contents
+     */
+    public void resize(long... newShape) {
+        checkOpen();
+        if (!ownsData()) {
+            throw new IllegalStateException("resize needs an array that owns its memory; " + this
+                    + (base != null ? " is a view" : " wraps foreign memory"));
+        }
+        if (!isCContiguous()) {
+            throw new IllegalStateException("resize needs a C-contiguous array; " + this + " has strides "
+                    + Arrays.toString(strides));
+        }
+        long[] s = checkShape(newShape);
+        long count = elementCount(s);
+        long newBytes = byteSizeOf(dtype, s, count);
+        DataMemHandler handler = memory.handler;
+        synchronized (memory) {
+            if (memory.isFreed()) {
+                throw new IllegalStateException(this + " is closed");
+            }
+            if (memory.exports() > 0) {
+                throw new IllegalStateException("cannot resize " + this + ": " + memory.exports()
+                        + " buffer export(s) still held");
+            }
+            long oldAllocated = memory.allocatedByteSize();
+            long oldBytes = byteSize();
+            memory.invalidate();
+            MemorySegment old = MemorySegment.ofAddress(memory.address());
+            MemorySegment moved = handler.allocator().realloc(old, oldAllocated, newBytes);
+            if (moved.address() == 0) {
+                memory.reattach();
+                data = memory.data();
+                throw new OutOfNativeMemoryException(handler.name(), newBytes, handler.traits().byteAlignment(),
+                        "realloc");
+            }
+            memory.reattach(moved.address(), newBytes);
+            data = memory.data();
+            dataAddress = moved.address();
+            offset = 0;
+            shape = s;
+            strides = cStrides(dtype, s);
+            size = count;
+            if (newBytes > oldBytes && data != null) {
+                data.asSlice(oldBytes, newBytes - oldBytes).fill((byte) 0);
+            }
+        }
+    }
+
+    /**
+     * Closes the array. An owning array invalidates every segment and view over its memory and frees
+     * it through the handler captured at creation, with the byte size it allocated. A view or a
+     * wrapped array only becomes unusable itself. Idempotent.
+     *
+     * @throws IllegalStateException if a buffer export of this memory is still held, or a segment
+     *                               over it is in use by a native call; the array stays open
+     */
+    @Override
+    public void close() {
+        if (ownsData()) {
+            if (memory.prepareClose()) {
+                cleanable.clean();
+            }
+        }
+        closed = true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Internal access for the export packages
+
+    /**
+     * Records that a buffer export of this array's memory is held: the owner cannot be closed or
+     * resized until {@link #releaseExport()}.
+     *
+     * @throws IllegalStateException if the memory is already freed
+     */
+    void retainExport() {
+        memory.pinExport();
+    }
+
+    /**
+     * Releases what {@link #retainExport()} recorded.
+     *
+     * @throws IllegalStateException if no export is held
+     */
+    void releaseExport() {
+        memory.unpinExport();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Element conversion
+
+    private double readDouble(MemorySegment d, long off) {
+        return switch (dtype.kind()) {
+            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
+            case SIGNED -> readSigned(d, off);
+            case UNSIGNED -> {
+                long v = readUnsigned(d, off);
+                yield v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
+            }
+            case FLOAT -> switch (dtype.itemSize()) {
+                case 2 -> Float.float16ToFloat(d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off));
+                case 4 -> d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off);
+                default -> d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
+            };
+            case BFLOAT -> Float.intBitsToFloat((d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFF) << 16);
+            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
+                    + " is complex: read it with getComplex");
+            case CUSTOM -> throw customAccess();
+        };
+    }
+
+    private long readLong(MemorySegment d, long off) {
+        return switch (dtype.kind()) {
+            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
+            case SIGNED -> readSigned(d, off);
+            case UNSIGNED -> readUnsigned(d, off);
+            case FLOAT, BFLOAT -> (long) readDouble(d, off);
+            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
+                    + " is complex: read it with getComplex");
+            case CUSTOM -> throw customAccess();
+        };
+    }
+
+    private long readSigned(MemorySegment d, long off) {
+        return switch (dtype.itemSize()) {
+            case 1 -> d.get(ValueLayout.JAVA_BYTE, off);
+            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off);
+            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off);
+            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
+        };
+    }
+
+    private long readUnsigned(MemorySegment d, long off) {
+        return switch (dtype.itemSize()) {
+            case 1 -> d.get(ValueLayout.JAVA_BYTE, off) & 0xFFL;
+            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFFL;
+            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off) & 0xFFFF_FFFFL;
+            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
+        };
+    }
+
+    private double[] readComplex(MemorySegment d, long off) {
+        if (dtype.itemSize() == 8) {
+            return new double[] {d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off),
+                    d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4)};
+        }
+        return new double[] {d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off),
+                d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8)};
+    }
+
+    private void writeDouble(MemorySegment d, long off, double v) {
+        switch (dtype.kind()) {
+            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
+            case SIGNED, UNSIGNED -> writeInteger(d, off, dtype.kind() == DType.Kind.UNSIGNED && v >= 0x1p63
+                    ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v);
+            case FLOAT -> {
+                switch (dtype.itemSize()) {
+                    case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, Float.floatToFloat16((float) v));
+                    case 4 -> d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) v);
+                    default -> d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
+                }
+            }
+            case BFLOAT -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, toBfloat16((float) v));
+            case COMPLEX -> writeComplex(d, off, v, 0);
+            case CUSTOM -> throw customAccess();
+        }
+    }
+
+    private void writeLong(MemorySegment d, long off, long v) {
+        switch (dtype.kind()) {
+            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
+            case SIGNED, UNSIGNED -> writeInteger(d, off, v);
+            case FLOAT, BFLOAT, COMPLEX -> writeDouble(d, off, v);
+            case CUSTOM -> throw customAccess();
+        }
+    }
+
+    private void writeInteger(MemorySegment d, long off, long v) {
+        switch (dtype.itemSize()) {
+            case 1 -> d.set(ValueLayout.JAVA_BYTE, off, (byte) v);
+            case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, (short) v);
+            case 4 -> d.set(ValueLayout.JAVA_INT_UNALIGNED, off, (int) v);
+            default -> d.set(ValueLayout.JAVA_LONG_UNALIGNED, off, v);
+        }
+    }
+
+    private void writeComplex(MemorySegment d, long off, double re, double im) {
+        if (dtype.itemSize() == 8) {
+            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) re);
+            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4, (float) im);
+        } else {
+            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, re);
+            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8, im);
+        }
+    }
+
+    /** Rounds a float to bfloat16 (round to nearest, ties to even; NaN stays NaN). */
+    static short toBfloat16(float f) {
+        int bits = Float.floatToRawIntBits(f);
+        if (Float.isNaN(f)) {
+            return (short) ((bits >>> 16) | 0x0040);
+        }
+        int rounding = 0x7FFF + ((bits >>> 16) & 1);
+        return (short) ((bits + rounding) >>> 16);
+    }
+
+    private UnsupportedOperationException customAccess() {
+        return new UnsupportedOperationException("dtype " + dtype + " is a custom dtype (format " + dtype.format()
+                + "): read and write its bytes through segment()");
+    }
+
+    /** Copies src into dst element by element in C order; both have the same size. */
+    private static void transfer(NDArray src, NDArray dst) {
+        MemorySegment from = src.hostData();
+        MemorySegment to = dst.hostData();
+        if (src.size == 0) {
+            return;
+        }
+        try {
+            if (src.dtype.equals(dst.dtype) && src.isCContiguous() && dst.isCContiguous()) {
+                MemorySegment.copy(src.segment(), 0, dst.segment(), 0, src.byteSize());
+                return;
+            }
+            if (src.segment().asOverlappingSlice(dst.segment()).isPresent()) {
+                // Read everything first: a strided copy onto itself would read values already overwritten.
+                MemorySegment heap = MemorySegment.ofArray(new long[(int) Math.ceilDiv(src.byteSize(), 8)]);
+                NDArray snapshot = wrap(heap.asSlice(0, src.byteSize()), src.dtype, src.shape);
+                transfer(src, snapshot);
+                transfer(snapshot, dst);
+                return;
+            }
+            long[] offsets = new long[(int) Math.min(src.size, Integer.MAX_VALUE - 8)];
+            if (offsets.length != src.size) {
+                throw new IllegalStateException("arrays of more than " + offsets.length
+                        + " elements with different layouts are copied in pieces; use same-layout copies");
+            }
+            int[] n = {0};
+            src.forEachOffset(o -> offsets[n[0]++] = o);
+            n[0] = 0;
+            DType.Kind sk = src.dtype.kind();
+            DType.Kind dk = dst.dtype.kind();
+            boolean sameType = src.dtype.equals(dst.dtype);
+            if (!sameType && (sk == DType.Kind.CUSTOM || dk == DType.Kind.CUSTOM)) {
+                throw new UnsupportedOperationException("cannot convert between " + src.dtype + " and " + dst.dtype);
+            }
+            int item = src.dtype.itemSize();
+            dst.forEachOffset(o -> {
+                long so = offsets[n[0]++];
+                if (sameType) {
+                    MemorySegment.copy(from, so, to, o, item);
+                } else if (sk == DType.Kind.COMPLEX) {
+                    double[] c = src.readComplex(from, so);
+                    if (dk == DType.Kind.COMPLEX) {
+                        dst.writeComplex(to, o, c[0], c[1]);
+                    } else if (c[1] != 0) {
+                        throw new IllegalArgumentException("cannot copy complex value " + c[0] + "+" + c[1]
+                                + "j into real dtype " + dst.dtype + " without losing its imaginary part");
+                    } else {
+                        dst.writeDouble(to, o, c[0]);
+                    }
+                } else if ((sk == DType.Kind.SIGNED || sk == DType.Kind.UNSIGNED || sk == DType.Kind.BOOL)
+                        && (dk == DType.Kind.SIGNED || dk == DType.Kind.UNSIGNED || dk == DType.Kind.BOOL)) {
+                    dst.writeLong(to, o, src.readLong(from, so));
+                } else {
+                    dst.writeDouble(to, o, src.readDouble(from, so));
+                }
+            });
+        } catch (IllegalStateException e) {
+            throw (src.isClosed() ? src : dst).closedOr(e);
+        }
+    }
+
+    /** Calls {@code action} with the byte offset of every element, in C order. */
+    private void forEachOffset(LongConsumer action) {
+        if (size == 0) {
+            return;
+        }
+        int nd = shape.length;
+        if (nd == 0) {
+            action.accept(offset);
+            return;
+        }
+        long[] idx = new long[nd];
+        long off = offset;
+        long innerLen = shape[nd - 1];
+        long innerStride = strides[nd - 1];
+        for (long done = 0; done < size; done += innerLen) {
+            long o = off;
+            for (long k = 0; k < innerLen; k++, o += innerStride) {
+                action.accept(o);
+            }
+            for (int d = nd - 2; d >= 0; d--) {
+                idx[d]++;
+                off += strides[d];
+                if (idx[d] < shape[d]) {
+                    break;
+                }
+                off -= strides[d] * shape[d];
+                idx[d] = 0;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Shape arithmetic
+
+    private static long[] checkShape(long[] shape) {
+        Objects.requireNonNull(shape, "shape");
+        if (shape.length > MAX_NDIM) {
+            throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + MAX_NDIM + ")");
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (shape[i] < 0) {
+                throw new IllegalArgumentException("shape[" + i + "]: " + shape[i] + " (expected: >= 0)");
+            }
+        }
+        return shape.clone();
+    }
+
+    private static long[] checkStrides(long[] strides, int ndim) {
+        if (strides.length != ndim) {
+            throw new IllegalArgumentException("strides: " + strides.length + " values (expected: " + ndim
+                    + ", one per axis)");
+        }
+        return strides.clone();
+    }
+
+    private static long elementCount(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            if (d == 0) {
+                return 0;
+            }
+        }
+        for (long d : shape) {
+            long hi = Math.multiplyHigh(n, d);
+            n *= d;
+            if (hi != 0 || n < 0) {
+                return -1;
+            }
+        }
+        return n;
+    }
+
+    private static long byteSizeOf(DType dtype, long[] shape, long count) {
+        long bytes = count < 0 ? -1 : io.datamem.internal.Checks.productOrMinusOne(count, dtype.itemSize());
+        if (bytes < 0) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs more than "
+                    + DataMemAllocator.MAX_BYTE_SIZE + " bytes (expected: at most 2^57 bytes, the address-space limit)");
+        }
+        return bytes;
+    }
+
+    private static long[] cStrides(DType dtype, long[] shape) {
+        long[] st = new long[shape.length];
+        long acc = dtype.itemSize();
+        for (int i = shape.length - 1; i >= 0; i--) {
+            st[i] = acc;
+            acc *= Math.max(shape[i], 1);
+        }
+        return st;
+    }
+
+    private static void checkExtent(DType dtype, long[] shape, long[] strides, long byteOffset, long available) {
+        if (byteOffset < 0) {
+            throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: >= 0)");
+        }
+        long count = elementCount(shape);
+        if (count < 0) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has more than 2^63 elements");
+        }
+        if (count == 0) {
+            if (byteOffset > available) {
+                throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: <= " + available + ")");
+            }
+            return;
+        }
+        long lo = byteOffset;
+        long hi = byteOffset;
+        for (int i = 0; i < shape.length; i++) {
+            long extent;
+            try {
+                extent = Math.multiplyExact(strides[i], shape[i] - 1);
+                if (extent < 0) {
+                    lo = Math.addExact(lo, extent);
+                } else {
+                    hi = Math.addExact(hi, extent);
+                }
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
+                        + Arrays.toString(shape) + " overflow a long");
+            }
+        }
+        if (lo < 0 || hi > available - dtype.itemSize()) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + ", strides "
+                    + Arrays.toString(strides) + " and byteOffset " + byteOffset + " reach bytes [" + lo + ", "
+                    + (hi + dtype.itemSize()) + ") (expected: within the " + available + " bytes available)");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + ", handler " + handlerName()
+                + (ownsData() ? ", owner" : base != null ? ", view" : ", foreign") + "]";
+    }
+}

@@ -1,0 +1,100 @@
+package io.datamem.spi;
+
+import io.datamem.DataMemAllocator;
+
+import java.util.List;
+
+/**
+ * A source of allocators, discovered with {@link java.util.ServiceLoader} on the module path
+ * ({@code provides io.datamem.spi.DataMemProvider with ...}) and on the class path
+ * ({@code META-INF/services/io.datamem.spi.DataMemProvider}).
+ *
+ * <p>A provider names the handler-name terms it understands and says whether it works here. A
+ * <em>leaf</em> provider builds an allocator from a term ({@code aligned64}, {@code numa:bind=0},
+ * {@code pool(aligned64)}); an <em>adaptor</em> provider wraps an upstream allocator
+ * ({@code stats}, {@code limit=1048576}). Handler names are resolved by
+ * {@link io.datamem.DataMem#handler(String)}.
+ *
+ * <p>Implementations are stateless and thread-safe; {@link #availability()} may probe the machine
+ * once and cache the answer.
+ */
+public interface DataMemProvider {
+
+    /** Where a provider's terms may appear in a handler name. */
+    enum Role {
+        /** The first term: builds an allocator. */
+        LEAF,
+        /** A term after {@code +}: wraps the allocator built so far. */
+        ADAPTOR
+    }
+
+    /**
+     * The provider's family name, as it appears in listings.
+     *
+     * @return for example {@code aligned}
+     */
+    String name();
+
+    /**
+     * Whether the provider's terms are leaves or adaptors.
+     *
+     * @return the role
+     */
+    Role role();
+
+    /**
+     * The forms of the terms the provider accepts, for listings and error messages.
+     *
+     * @return for example {@code ["aligned64", "aligned:N (N a power of two >= 8)"]}
+     */
+    List<String> names();
+
+    /**
+     * Whether this provider understands a term. Say yes to every term of the provider's family
+     * (even malformed ones, which {@link #createAllocator}/{@link #createAdaptor} then reject with a
+     * precise message), and no to anything else.
+     *
+     * @param term a term
+     * @return whether the term is this provider's
+     */
+    boolean accepts(ProviderTerm term);
+
+    /**
+     * Whether the provider works on this machine.
+     *
+     * @return the availability, with the reason when unavailable
+     */
+    default Availability availability() {
+        return Availability.AVAILABLE;
+    }
+
+    /**
+     * Builds a leaf allocator.
+     *
+     * @param term    an accepted term
+     * @param context the context of the handler being built
+     * @return a new allocator
+     * @throws IllegalArgumentException      if the term's arguments are malformed
+     * @throws IllegalStateException         if the provider is unavailable here
+     * @throws UnsupportedOperationException if the provider is not a {@link Role#LEAF} provider
+     */
+    default DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        throw new UnsupportedOperationException(name() + " is not a leaf provider: '" + term + "' must follow '+'");
+    }
+
+    /**
+     * Wraps an upstream allocator.
+     *
+     * @param term     an accepted term
+     * @param upstream the allocator built from the terms before this one
+     * @param context  the context of the handler being built
+     * @return a new adaptor over {@code upstream}
+     * @throws IllegalArgumentException      if the term's arguments are malformed
+     * @throws IllegalStateException         if the provider is unavailable here
+     * @throws UnsupportedOperationException if the provider is not an {@link Role#ADAPTOR} provider
+     */
+    default DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+        throw new UnsupportedOperationException(name() + " is not an adaptor: '" + term
+                + "' must come first in a handler name");
+    }
+}

@@ -1,0 +1,18 @@
+/**
+ * datamem's API: the NEP 49 handler contract, scoping, arrays and dtypes, and the provider SPI.
+ * Depends on the JDK alone.
+ *
+ * <p>Native access: this module creates memory segments over native addresses, a restricted
+ * operation. Run with {@code --enable-native-access=io.datamem.api} (module path) or
+ * {@code --enable-native-access=ALL-UNNAMED} (class path).
+ */
+module io.datamem.api {
+    exports io.datamem;
+    exports io.datamem.array;
+    exports io.datamem.spi;
+    exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl, io.datamem.examples;
+
+    uses io.datamem.spi.DataMemProvider;
+
+    provides io.datamem.spi.DataMemProvider with io.datamem.internal.BuiltinProvider;
+}

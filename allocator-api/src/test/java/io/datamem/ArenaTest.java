@@ -1,0 +1,90 @@
+package io.datamem;
+
+import io.datamem.internal.LibcAllocator;
+import io.datamem.testing.CountingAllocator;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Handlers as {@link Arena}s: FFM APIs allocate through datamem. */
+class ArenaTest {
+
+    private final CountingAllocator counting = new CountingAllocator(LibcAllocator.INSTANCE);
+    private final DataMemHandler h = DataMemHandler.of("arena-test", counting);
+
+    @Test
+    void anyFfmApiTakingASegmentAllocatorAllocatesThroughTheHandler() {
+        try (Arena arena = h.openArena()) {
+            SegmentAllocator allocator = arena;
+            MemorySegment s = allocator.allocateFrom("hello");
+            assertEquals("hello", s.getString(0));
+            MemorySegment big = allocator.allocate(ValueLayout.JAVA_DOUBLE, 1000);
+            assertEquals(8000, big.byteSize());
+            assertEquals(0, big.address() % 8);
+            assertEquals(2, counting.allocations());
+        }
+        assertEquals(0, counting.liveBytes());
+    }
+
+    @Test
+    void overAlignedRequestsAreHonouredAndFreedWithTheirPaddedSize() {
+        try (Arena arena = h.openArena()) {
+            for (long alignment = 1; alignment <= (1 << 21); alignment <<= 1) {
+                MemorySegment s = arena.allocate(10, alignment);
+                assertEquals(0, s.address() % alignment, "alignment " + alignment);
+                assertEquals(10, s.byteSize());
+            }
+            MemorySegment zero = arena.allocate(0);
+            assertEquals(0, zero.byteSize());
+        }
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    @Test
+    void confinedArenasBelongToTheirThreadAndBadArgumentsAreRejected() throws Exception {
+        Arena arena = DataMem.callWith(h, DataMem::openArena);
+        AtomicReference<Throwable> seen = new AtomicReference<>();
+        Thread t = Thread.ofPlatform().start(() -> {
+            try {
+                arena.allocate(8);
+            } catch (Throwable e) {
+                seen.set(e);
+            }
+        });
+        t.join();
+        assertInstanceOf(WrongThreadException.class, seen.get());
+        assertEquals(0, counting.liveBlocks(), "the refused allocation was given back");
+        assertThrows(IllegalArgumentException.class, () -> arena.allocate(-1));
+        assertThrows(IllegalArgumentException.class, () -> arena.allocate(8, 3));
+        arena.close();
+        assertThrows(IllegalStateException.class, () -> arena.allocate(8));
+        assertThrows(IllegalStateException.class, arena::close);
+    }
+
+    @Test
+    void sharedArenasAcceptAllocationsFromAnyThread() throws Exception {
+        try (Arena arena = h.openSharedArena()) {
+            Thread[] threads = new Thread[4];
+            for (int i = 0; i < threads.length; i++) {
+                threads[i] = Thread.ofPlatform().start(() -> {
+                    for (int k = 0; k < 500; k++) {
+                        arena.allocate(64, 64).set(ValueLayout.JAVA_LONG, 0, k);
+                    }
+                });
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertEquals(2000, counting.liveBlocks());
+        }
+        assertEquals(0, counting.liveBlocks());
+    }
+}
