@@ -1,0 +1,6 @@
+/**
+ * datamem's JMH benchmarks.
+ */
+module io.datamem.benchmarks {
+    requires io.datamem.impl;
+}

@@ -1,0 +1,45 @@
+package io.datamem.examples.cli;
+
+import io.datamem.DataMem;
+import io.datamem.internal.Libc;
+import io.datamem.spi.Availability;
+import io.datamem.spi.DataMemProvider;
+import picocli.CommandLine.Command;
+
+import java.io.PrintStream;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code datamem info}: the machine, and every handler name the providers offer with its
+ * availability.
+ */
+@Command(name = "info", mixinStandardHelpOptions = true,
+        description = "Prints the machine, the process default handler and every provider with its availability.")
+public final class InfoCommand implements Callable<Integer> {
+
+    /** Creates the command (picocli instantiates it). */
+    public InfoCommand() {
+    }
+
+    @Override
+    public Integer call() {
+        PrintStream out = System.out;
+        out.println("datamem info");
+        out.println("  java:          " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")");
+        out.println("  os:            " + System.getProperty("os.name") + " " + System.getProperty("os.version")
+                + " " + System.getProperty("os.arch"));
+        out.println("  processors:    " + Runtime.getRuntime().availableProcessors());
+        out.println("  page size:     " + Libc.pageSize() + " bytes");
+        out.println("  default:       " + DataMem.current().name()
+                + (System.getProperty(DataMem.HANDLER_PROPERTY) != null ? " (from -D" + DataMem.HANDLER_PROPERTY + ")"
+                : System.getenv(DataMem.HANDLER_ENV) != null ? " (from " + DataMem.HANDLER_ENV + ")" : ""));
+        out.println();
+        out.println("providers (handler names: LEAF or LEAF+ADAPTOR+...):");
+        for (DataMemProvider p : DataMem.providers()) {
+            Availability a = p.availability();
+            out.printf("  %-18s %-8s %-45s %s%n", p.name(), p.role().name().toLowerCase(java.util.Locale.ROOT),
+                    String.join(", ", p.names()), a.available() ? "available" : "UNAVAILABLE: " + a.reason());
+        }
+        return 0;
+    }
+}

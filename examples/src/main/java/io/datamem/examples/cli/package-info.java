@@ -1,0 +1,4 @@
+/**
+ * The {@code datamem} command line.
+ */
+package io.datamem.examples.cli;

@@ -1,0 +1,90 @@
+package io.datamem.examples;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The packaged command line, end to end: the {@code ./datamem} launcher (class path), the module
+ * path, and the process default chosen by property and environment variable.
+ */
+class LauncherIT {
+
+    private static final Path ROOT = Path.of(System.getProperty("datamem.repo.root"));
+    private static final Path TARGET = Path.of(System.getProperty("datamem.examples.target"));
+    private static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+
+    private record Result(int exit, String out) {
+    }
+
+    private static Result run(Map<String, String> env, String... command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(ROOT.toFile()).redirectErrorStream(true);
+        pb.environment().remove("DATAMEM_HANDLER");
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(2, TimeUnit.MINUTES), "finished");
+        return new Result(p.exitValue(), out);
+    }
+
+    @Test
+    void launcherRunsTheDemoOnTheClassPath() throws Exception {
+        Result r = run(Map.of(), ROOT.resolve("datamem").toString(), "demo");
+        assertEquals(0, r.exit(), r.out());
+        assertTrue(r.out().contains("ok: both blocks computed the same result and every byte was freed"), r.out());
+        assertTrue(r.out().contains("aligned64+stats") && r.out().contains("default_allocator+stats"), r.out());
+        assertFalse(r.out().contains("WARNING"), "no JVM warnings: " + r.out());
+    }
+
+    @Test
+    void theModulePathWorksAsTheClassPathDoes() throws Exception {
+        String modulePath;
+        try (Stream<Path> jars = Files.list(TARGET.resolve("lib"))) {
+            modulePath = Stream.concat(Stream.of(TARGET.resolve("datamem-examples.jar")), jars)
+                    .map(Path::toString).collect(Collectors.joining(java.io.File.pathSeparator));
+        }
+        List<String> cmd = new ArrayList<>(List.of(JAVA,
+                "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl",
+                "--sun-misc-unsafe-memory-access=allow", "-Ddatamem.handler=aligned:128+stats",
+                "--module-path", modulePath, "-m", "io.datamem.examples/io.datamem.examples.cli.DatamemCli"));
+        Result info = run(Map.of(), concat(cmd, "info"));
+        assertEquals(0, info.exit(), info.out());
+        assertTrue(info.out().contains("default:       aligned:128+stats (from -Ddatamem.handler)"), info.out());
+        assertTrue(info.out().contains("aligned64, aligned:N"), "providers found through module-info: " + info.out());
+        Result demo = run(Map.of(), concat(cmd, "demo", "--elements", "10000"));
+        assertEquals(0, demo.exit(), demo.out());
+        assertFalse(demo.out().contains("WARNING"), demo.out());
+    }
+
+    @Test
+    void theEnvironmentVariableChoosesTheDefaultAndUnknownNamesListTheAvailableOnes() throws Exception {
+        Result env = run(Map.of("DATAMEM_HANDLER", "aligned64"), ROOT.resolve("datamem").toString(), "info");
+        assertEquals(0, env.exit(), env.out());
+        assertTrue(env.out().contains("default:       aligned64 (from DATAMEM_HANDLER)"), env.out());
+        Result bad = run(Map.of("DATAMEM_HANDLER", "no_such_allocator"), ROOT.resolve("datamem").toString(), "demo",
+                "--elements", "10");
+        assertTrue(bad.exit() != 0, bad.out());
+        assertTrue(bad.out().contains("DATAMEM_HANDLER='no_such_allocator' cannot be used: unknown handler name"),
+                bad.out());
+        assertTrue(bad.out().contains("Available: default_allocator"), bad.out());
+    }
+
+    private static String[] concat(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all.toArray(String[]::new);
+    }
+}
