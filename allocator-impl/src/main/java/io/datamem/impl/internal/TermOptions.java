@@ -27,14 +27,14 @@ final class TermOptions {
     static List<String> items(ProviderTerm term, String family) {
         String text = term.withoutNested().strip();
         String rest = text.substring(family.length()).strip();
+        List<String> items = new ArrayList<>();
+        if (rest.isEmpty()) {
+            return items;
+        }
         if (rest.startsWith(":") || rest.startsWith("=")) {
             rest = rest.substring(1);
-        } else if (!rest.isEmpty()) {
+        } else {
             throw new IllegalArgumentException("'" + term + "' (expected: " + family + " or " + family + ":OPTIONS)");
-        }
-        List<String> items = new ArrayList<>();
-        if (rest.isBlank()) {
-            return items;
         }
         for (String item : rest.split(",", -1)) {
             String t = item.strip();
