@@ -9,6 +9,8 @@ import io.datamem.impl.internal.StatsProvider;
 module io.datamem.impl {
     requires transitive io.datamem.api;
     requires org.lwjgl.hwloc;
+    requires org.lwjgl.hwloc.natives; // the bundled hwloc library: resolved on the module path without --add-modules
+    requires org.lwjgl.natives;
 
     exports io.datamem.impl;
 
