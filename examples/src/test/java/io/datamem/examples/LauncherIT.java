@@ -57,13 +57,15 @@ class LauncherIT {
                     .map(Path::toString).collect(Collectors.joining(java.io.File.pathSeparator));
         }
         List<String> cmd = new ArrayList<>(List.of(JAVA,
-                "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl",
+                "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl,org.lwjgl",
                 "--sun-misc-unsafe-memory-access=allow", "-Ddatamem.handler=aligned:128+stats",
                 "--module-path", modulePath, "-m", "io.datamem.examples/io.datamem.examples.cli.DatamemCli"));
         Result info = run(Map.of(), concat(cmd, "info"));
         assertEquals(0, info.exit(), info.out());
         assertTrue(info.out().contains("default:       aligned:128+stats (from -Ddatamem.handler)"), info.out());
         assertTrue(info.out().contains("aligned64, aligned:N"), "providers found through module-info: " + info.out());
+        assertTrue(info.out().contains("NUMA topology of this machine"), "hwloc natives resolved: " + info.out());
+        assertFalse(info.out().contains("WARNING"), info.out());
         Result demo = run(Map.of(), concat(cmd, "demo", "--elements", "10000"));
         assertEquals(0, demo.exit(), demo.out());
         assertFalse(demo.out().contains("WARNING"), demo.out());

@@ -1,6 +1,8 @@
 package io.datamem.examples.cli;
 
 import io.datamem.DataMem;
+import io.datamem.impl.HugePages;
+import io.datamem.impl.NumaTopology;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
@@ -14,7 +16,8 @@ import java.util.concurrent.Callable;
  * availability.
  */
 @Command(name = "info", mixinStandardHelpOptions = true,
-        description = "Prints the machine, the process default handler and every provider with its availability.")
+        description = "Prints the machine, the process default handler, every provider with its availability, "
+                + "the huge pages offered and the NUMA topology.")
 public final class InfoCommand implements Callable<Integer> {
 
     /** Creates the command (picocli instantiates it). */
@@ -39,6 +42,15 @@ public final class InfoCommand implements Callable<Integer> {
             Availability a = p.availability();
             out.printf("  %-18s %-8s %-45s %s%n", p.name(), p.role().name().toLowerCase(java.util.Locale.ROOT),
                     String.join(", ", p.names()), a.available() ? "available" : "UNAVAILABLE: " + a.reason());
+        }
+        out.println();
+        out.println("huge pages:");
+        HugePages.report().lines().forEach(line -> out.println("  " + line));
+        out.println();
+        try {
+            out.print(NumaTopology.current().report());
+        } catch (IllegalStateException e) {
+            out.println("NUMA topology: unavailable: " + e.getMessage());
         }
         return 0;
     }
