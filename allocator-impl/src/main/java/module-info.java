@@ -1,4 +1,5 @@
 import io.datamem.impl.internal.AlignedProvider;
+import io.datamem.impl.internal.PoolProvider;
 import io.datamem.impl.internal.StatsProvider;
 
 /**
@@ -9,5 +10,5 @@ module io.datamem.impl {
 
     exports io.datamem.impl;
 
-    provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider;
+    provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider, PoolProvider;
 }
