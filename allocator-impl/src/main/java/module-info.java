@@ -1,6 +1,7 @@
 import io.datamem.impl.internal.AlignedProvider;
 import io.datamem.impl.internal.HugePagesProvider;
 import io.datamem.impl.internal.NumaProvider;
+import io.datamem.impl.internal.PoolProvider;
 import io.datamem.impl.internal.StatsProvider;
 
 /**
@@ -15,5 +16,5 @@ module io.datamem.impl {
     exports io.datamem.impl;
 
     provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider,
-            HugePagesProvider, NumaProvider;
+            HugePagesProvider, NumaProvider, PoolProvider;
 }

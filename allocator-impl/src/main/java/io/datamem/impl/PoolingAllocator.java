@@ -1,0 +1,919 @@
+package io.datamem.impl;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.MemoryTraits;
+import io.datamem.internal.Checks;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A pool in front of any allocator: blocks of a size class are carved from <em>slabs</em> the
+ * upstream allocates, kept in per-thread caches and a shared depot when freed, and handed out again
+ * without calling the upstream. It pays most where the upstream is slow: page-aligned, huge-page or
+ * pinned memory, where one upstream allocation can take microseconds to milliseconds.
+ *
+ * <h2>Size classes</h2>
+ * Requests up to {@link Options#maxPooledByteSize()} are rounded up to a size class: multiples of
+ * the upstream's alignment up to four times it, then four classes per power of two (at most 25%
+ * rounding waste), each a multiple of the alignment, so every block keeps the upstream's alignment
+ * and memory kind. Larger requests go straight to the upstream. A slab holds up to 64 blocks of one
+ * class ({@link Options#slabByteSize()} divided by the class size).
+ *
+ * <h2>Safety</h2>
+ * Every {@code free} and {@code realloc} is checked against the pool's own records, not against
+ * bytes in the block: a pointer the pool did not hand out, a size of another class than the block
+ * was allocated with, an interior pointer, and a second free of the same block each throw
+ * {@link IllegalArgumentException} naming the address and the sizes, and leave the pool unchanged.
+ * A block is never handed out twice.
+ *
+ * <h2>Threads</h2>
+ * Platform threads get a cache per size class; a block freed by any thread goes to that thread's
+ * cache. Virtual threads use the depot directly (a cache per virtual thread would strand memory).
+ * {@link #trim()} returns to the upstream every slab whose blocks are all free and in the depot,
+ * after flushing the calling thread's cache and the caches of threads that have ended; other
+ * threads flush their caches at their next operation. Freed blocks held beyond
+ * {@link Options#maxRetainedByteSize()} are returned as soon as whole slabs are free.
+ * {@link #close()} trims and refuses further allocations.
+ *
+ * <p>Thread-safe.
+ */
+public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
+
+    /** Most blocks in one slab: one bit each in a 64-bit occupancy word. */
+    static final int MAX_BLOCKS_PER_SLAB = 64;
+    private static final long CACHE_BYTES_PER_CLASS = 1 << 20;
+    private static final int MAX_CACHE_BLOCKS = 64;
+
+    /**
+     * How a pool is sized.
+     *
+     * @param maxPooledByteSize   the largest request served from the pool; larger ones go to the
+     *                            upstream
+     * @param slabByteSize        the bytes the pool asks the upstream for at once (rounded to whole
+     *                            blocks, at most 64 and at least one block per slab)
+     * @param maxRetainedByteSize the free bytes the depot may keep before returning whole free slabs
+     *                            to the upstream
+     */
+    public record Options(long maxPooledByteSize, long slabByteSize, long maxRetainedByteSize) {
+
+        /** The defaults: pool up to 16 MiB, 64 KiB slabs, keep up to 1 GiB free. */
+        public static final Options DEFAULTS = new Options(16L << 20, 64L << 10, 1L << 30);
+
+        /**
+         * Validates the options.
+         *
+         * @throws IllegalArgumentException if a size is not positive, {@code maxPooledByteSize} or
+         *                                  {@code slabByteSize} exceeds 2^40, or
+         *                                  {@code maxRetainedByteSize} is negative
+         */
+        public Options {
+            if (maxPooledByteSize < 1 || maxPooledByteSize > (1L << 40)) {
+                throw new IllegalArgumentException("maxPooledByteSize: " + maxPooledByteSize
+                        + " (expected: 1 to 2^40)");
+            }
+            if (slabByteSize < 1 || slabByteSize > (1L << 40)) {
+                throw new IllegalArgumentException("slabByteSize: " + slabByteSize + " (expected: 1 to 2^40)");
+            }
+            if (maxRetainedByteSize < 0) {
+                throw new IllegalArgumentException("maxRetainedByteSize: " + maxRetainedByteSize
+                        + " (expected: >= 0)");
+            }
+        }
+
+        /**
+         * These options with another pooling limit.
+         *
+         * @param bytes the largest pooled request
+         * @return a copy
+         * @throws IllegalArgumentException if {@code bytes} is out of range
+         */
+        public Options withMaxPooledByteSize(long bytes) {
+            return new Options(bytes, slabByteSize, maxRetainedByteSize);
+        }
+
+        /**
+         * These options with another slab size.
+         *
+         * @param bytes the slab size
+         * @return a copy
+         * @throws IllegalArgumentException if {@code bytes} is out of range
+         */
+        public Options withSlabByteSize(long bytes) {
+            return new Options(maxPooledByteSize, bytes, maxRetainedByteSize);
+        }
+
+        /**
+         * These options with another retention cap.
+         *
+         * @param bytes the free bytes the depot may keep
+         * @return a copy
+         * @throws IllegalArgumentException if {@code bytes} is negative
+         */
+        public Options withMaxRetainedByteSize(long bytes) {
+            return new Options(maxPooledByteSize, slabByteSize, bytes);
+        }
+    }
+
+    /**
+     * A snapshot of the pool's figures. Counts kept by thread caches are exact once the threads
+     * that used the pool are quiescent.
+     *
+     * @param allocations            blocks handed out from the pool
+     * @param frees                  blocks given back to the pool
+     * @param slabAllocations        slabs requested from the upstream
+     * @param slabReleases           slabs returned to the upstream
+     * @param passThroughAllocations requests sent straight to the upstream (too large to pool)
+     * @param failures               requests the upstream answered with NULL
+     * @param upstreamByteSize       bytes held from the upstream in slabs now
+     * @param inUseByteSize          bytes of blocks handed out now (class sizes)
+     * @param retainedByteSize       bytes of free blocks in the depot now
+     * @param trims                  calls to {@link #trim()}
+     */
+    public record Statistics(long allocations, long frees, long slabAllocations, long slabReleases,
+                             long passThroughAllocations, long failures, long upstreamByteSize,
+                             long inUseByteSize, long retainedByteSize, long trims) {
+    }
+
+    private final DataMemAllocator upstream;
+    private final Options options;
+    private final MemoryTraits traits;
+    private final boolean hostAccessible;
+    private final long[] classSizes;
+    private final int[] blocksPerSlab;
+    private final int[] cacheCapacity;
+    private final Depot[] depots;
+    private final ThreadLocal<Cache> caches = new ThreadLocal<>();
+    private final Set<Cache> allCaches = ConcurrentHashMap.newKeySet();
+    private final Object indexLock = new Object();
+    private final Object trimLock = new Object();
+    private volatile SlabIndex index = SlabIndex.EMPTY;
+    private volatile int flushEpoch;
+    private volatile boolean closed;
+    // Blocks the upstream allocated directly that are below maxPooledByteSize (calloc of memory the
+    // host cannot zero): address -> size.
+    private final ConcurrentHashMap<Long, Long> passThroughSmall = new ConcurrentHashMap<>();
+
+    private final LongAdder directAllocations = new LongAdder();   // virtual threads, no cache
+    private final LongAdder directFrees = new LongAdder();
+    private final LongAdder slabAllocations = new LongAdder();
+    private final LongAdder slabReleases = new LongAdder();
+    private final LongAdder passThrough = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+    private final LongAdder trims = new LongAdder();
+    private final AtomicLong upstreamBytes = new AtomicLong();
+    private final AtomicLong retainedBytes = new AtomicLong();
+    private final LongAdder retiredCacheAllocations = new LongAdder();
+    private final LongAdder retiredCacheFrees = new LongAdder();
+
+    /**
+     * A pool with the default options.
+     *
+     * @param upstream the allocator slabs come from
+     * @throws NullPointerException if {@code upstream} is null
+     */
+    public PoolingAllocator(DataMemAllocator upstream) {
+        this(upstream, Options.DEFAULTS);
+    }
+
+    /**
+     * A pool.
+     *
+     * @param upstream the allocator slabs come from
+     * @param options  sizes
+     * @throws NullPointerException if an argument is null
+     */
+    public PoolingAllocator(DataMemAllocator upstream, Options options) {
+        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        this.options = Objects.requireNonNull(options, "options");
+        this.traits = upstream.traits();
+        this.hostAccessible = traits.hostAccessible();
+        this.classSizes = classSizes(Math.max(16, traits.byteAlignment()), options.maxPooledByteSize());
+        int n = classSizes.length;
+        this.blocksPerSlab = new int[n];
+        this.cacheCapacity = new int[n];
+        this.depots = new Depot[n];
+        for (int c = 0; c < n; c++) {
+            long size = classSizes[c];
+            blocksPerSlab[c] = Math.clamp(options.slabByteSize() / size, 1, MAX_BLOCKS_PER_SLAB);
+            cacheCapacity[c] = Math.clamp(CACHE_BYTES_PER_CLASS / size, 1, MAX_CACHE_BLOCKS);
+            depots[c] = new Depot();
+        }
+    }
+
+    static long[] classSizes(long alignment, long maxPooled) {
+        List<Long> sizes = new ArrayList<>();
+        long s = alignment;
+        while (true) {
+            sizes.add(s);
+            if (s >= maxPooled) {
+                break;
+            }
+            long step = s < 4 * alignment ? alignment : Long.highestOneBit(s) / 4;
+            s = Checks.alignUp(s + step, alignment);
+        }
+        return sizes.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /**
+     * The allocator slabs come from.
+     *
+     * @return the upstream
+     */
+    public DataMemAllocator upstream() {
+        return upstream;
+    }
+
+    /**
+     * The options the pool was made with.
+     *
+     * @return the options
+     */
+    public Options options() {
+        return options;
+    }
+
+    /**
+     * The size classes, ascending.
+     *
+     * @return a copy of the class sizes in bytes
+     */
+    public long[] classByteSizes() {
+        return classSizes.clone();
+    }
+
+    /** The size class of a request, or -1 if it is not pooled. */
+    private int classOf(long byteSize) {
+        if (byteSize > classSizes[classSizes.length - 1]) {
+            return -1;
+        }
+        int lo = 0;
+        int hi = classSizes.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (classSizes[mid] >= byteSize) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Allocation
+
+    @Override
+    public MemorySegment malloc(long byteSize) {
+        Checks.byteSize("byteSize", byteSize);
+        checkOpen();
+        int c = classOf(byteSize);
+        if (c < 0) {
+            return passThroughMalloc(byteSize);
+        }
+        return take(c);
+    }
+
+    @Override
+    public MemorySegment calloc(long count, long elementByteSize) {
+        Checks.notNegative("count", count);
+        Checks.notNegative("elementByteSize", elementByteSize);
+        long size = Checks.productOrMinusOne(count, elementByteSize);
+        if (size < 0) {
+            return MemorySegment.NULL;
+        }
+        checkOpen();
+        int c = classOf(size);
+        if (c < 0) {
+            MemorySegment p = upstream.calloc(count, elementByteSize);
+            return counted(p);
+        }
+        if (!hostAccessible) {
+            // The host cannot zero a pooled block: let the upstream allocate (and zero) this one.
+            MemorySegment p = upstream.calloc(count, elementByteSize);
+            if (p.address() != 0) {
+                passThroughSmall.put(p.address(), size);
+            }
+            return counted(p);
+        }
+        MemorySegment p = take(c);
+        if (p.address() != 0 && size > 0) {
+            p.reinterpret(size).fill((byte) 0);
+        }
+        return p;
+    }
+
+    private MemorySegment passThroughMalloc(long byteSize) {
+        return counted(upstream.malloc(byteSize));
+    }
+
+    private MemorySegment counted(MemorySegment p) {
+        if (p.address() == 0) {
+            failures.increment();
+        } else {
+            passThrough.increment();
+        }
+        return p;
+    }
+
+    private MemorySegment take(int c) {
+        Cache cache = cache();
+        long address;
+        Slab slab;
+        if (cache != null) {
+            if (cache.epoch != flushEpoch) {
+                flush(cache);
+            }
+            int n = cache.count[c];
+            if (n == 0) {
+                n = refill(cache, c);
+                if (n == 0) {
+                    failures.increment();
+                    return MemorySegment.NULL;
+                }
+            }
+            n--;
+            address = cache.addresses[c][n];
+            slab = cache.slabs[c][n];
+            cache.slabs[c][n] = null;
+            cache.count[c] = n;
+            cache.allocations++;
+        } else {
+            Depot d = depots[c];
+            synchronized (d) {
+                if (d.count == 0 && !grow(c)) {
+                    failures.increment();
+                    return MemorySegment.NULL;
+                }
+                int n = --d.count;
+                address = d.addresses[n];
+                slab = d.slabs[n];
+                d.slabs[n] = null;
+                slab.inDepot--;
+            }
+            retainedBytes.addAndGet(-classSizes[c]);
+            directAllocations.increment();
+        }
+        slab.markUsed(address);
+        return MemorySegment.ofAddress(address);
+    }
+
+    private Cache cache() {
+        Cache cache = caches.get();
+        if (cache == null) {
+            Thread t = Thread.currentThread();
+            if (t.isVirtual()) {
+                return null;
+            }
+            cache = new Cache(t, classSizes.length, flushEpoch);
+            caches.set(cache);
+            allCaches.add(cache);
+        }
+        return cache;
+    }
+
+    /** Moves a batch from the depot (growing it from the upstream if empty) into a cache. */
+    private int refill(Cache cache, int c) {
+        Depot d = depots[c];
+        int want = Math.max(1, cacheCapacity[c] / 2);
+        long[] addresses = cache.addresses(c, cacheCapacity[c]);
+        Slab[] slabs = cache.slabs[c];
+        int moved;
+        synchronized (d) {
+            if (d.count == 0 && !grow(c)) {
+                return 0;
+            }
+            moved = Math.min(want, d.count);
+            for (int i = 0; i < moved; i++) {
+                int k = --d.count;
+                addresses[i] = d.addresses[k];
+                slabs[i] = d.slabs[k];
+                d.slabs[k] = null;
+                slabs[i].inDepot--;
+            }
+        }
+        retainedBytes.addAndGet(-moved * classSizes[c]);
+        cache.count[c] = moved;
+        return moved;
+    }
+
+    /** Adds a new slab's blocks to the depot. Caller holds the depot's lock. */
+    private boolean grow(int c) {
+        long size = classSizes[c];
+        int blocks = blocksPerSlab[c];
+        long slabBytes = size * blocks;
+        MemorySegment base = upstream.malloc(slabBytes);
+        if (base.address() == 0) {
+            return false;
+        }
+        Slab slab = new Slab(base.address(), size, blocks, c);
+        synchronized (indexLock) {
+            index = index.with(slab);
+        }
+        slabAllocations.increment();
+        upstreamBytes.addAndGet(slabBytes);
+        Depot d = depots[c];
+        d.ensure(d.count + blocks);
+        // Highest address first, so that blocks come out of the stack in address order.
+        for (int i = blocks - 1; i >= 0; i--) {
+            d.addresses[d.count] = slab.base + i * size;
+            d.slabs[d.count++] = slab;
+        }
+        slab.inDepot = blocks;
+        retainedBytes.addAndGet(slabBytes);
+        return true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Free
+
+    @Override
+    public void free(MemorySegment ptr, long byteSize) {
+        Checks.notNegative("byteSize", byteSize);
+        long address = ptr.address();
+        if (address == 0) {
+            return;
+        }
+        Cache cache = caches.get();
+        Slab slab = find(address, cache);
+        if (slab == null) {
+            freeUnpooled(ptr, byteSize);
+            return;
+        }
+        check(slab, address, byteSize, "free");
+        slab.markFree(address, byteSize);
+        give(cache, slab, address);
+    }
+
+    private void freeUnpooled(MemorySegment ptr, long byteSize) {
+        long address = ptr.address();
+        Long small = passThroughSmall.remove(address);
+        if (small != null) {
+            if (small != byteSize) {
+                passThroughSmall.put(address, small);
+                throw wrongSize(address, small, byteSize, "free");
+            }
+            upstream.free(ptr, byteSize);
+            return;
+        }
+        if (classOf(byteSize) >= 0) {
+            throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
+                    + "): not a block of this pool, nor a block above " + options.maxPooledByteSize()
+                    + " bytes passed to the upstream (expected: a pointer this pool's malloc, calloc or realloc"
+                    + " returned, with its size)");
+        }
+        upstream.free(ptr, byteSize);
+    }
+
+    private void check(Slab slab, long address, long byteSize, String op) {
+        int c = classOf(byteSize);
+        if (c != slab.classIndex) {
+            throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
+                    + "): the block belongs to the " + slab.blockSize + "-byte class (requests of "
+                    + (slab.classIndex == 0 ? 0 : classSizes[slab.classIndex - 1] + 1) + " to " + slab.blockSize
+                    + " bytes) (expected: the size it was allocated with)");
+        }
+        long offset = address - slab.base;
+        if (offset % slab.blockSize != 0) {
+            throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
+                    + "): an interior pointer, " + offset % slab.blockSize + " bytes into a block (expected: the"
+                    + " block's start)");
+        }
+    }
+
+    private static IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
+        return new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + given
+                + "): the block was allocated with " + allocated + " bytes (expected: that size)");
+    }
+
+    private void give(Cache cache, Slab slab, long address) {
+        int c = slab.classIndex;
+        if (cache != null && !closed) {
+            if (cache.epoch != flushEpoch) {
+                flush(cache);
+            }
+            int n = cache.count[c];
+            int capacity = cacheCapacity[c];
+            if (n == capacity) {
+                spill(cache, c, capacity / 2 + (capacity == 1 ? 1 : 0));
+                n = cache.count[c];
+            }
+            cache.addresses(c, capacity)[n] = address;
+            cache.slabs[c][n] = slab;
+            cache.count[c] = n + 1;
+            cache.frees++;
+            return;
+        }
+        Depot d = depots[c];
+        synchronized (d) {
+            d.push(address, slab);
+        }
+        retainedBytes.addAndGet(classSizes[c]);
+        directFrees.increment();
+        releaseIfOverCap(c);
+    }
+
+    /** Moves the oldest {@code n} blocks of a class from a cache to the depot. */
+    private void spill(Cache cache, int c, int n) {
+        Depot d = depots[c];
+        long[] addresses = cache.addresses[c];
+        Slab[] slabs = cache.slabs[c];
+        synchronized (d) {
+            for (int i = 0; i < n; i++) {
+                d.push(addresses[i], slabs[i]);
+            }
+        }
+        int left = cache.count[c] - n;
+        System.arraycopy(addresses, n, addresses, 0, left);
+        System.arraycopy(slabs, n, slabs, 0, left);
+        Arrays.fill(slabs, left, left + n, null);
+        cache.count[c] = left;
+        retainedBytes.addAndGet(n * classSizes[c]);
+        releaseIfOverCap(c);
+    }
+
+    private void flush(Cache cache) {
+        cache.epoch = flushEpoch;
+        for (int c = 0; c < classSizes.length; c++) {
+            if (cache.count[c] > 0) {
+                spill(cache, c, cache.count[c]);
+            }
+        }
+    }
+
+    private void releaseIfOverCap(int c) {
+        if (retainedBytes.get() > options.maxRetainedByteSize()) {
+            releaseFreeSlabs(c);
+        }
+    }
+
+    /** Returns to the upstream every slab of a class whose blocks are all in the depot. */
+    private void releaseFreeSlabs(int c) {
+        Depot d = depots[c];
+        List<Slab> released = new ArrayList<>();
+        synchronized (d) {
+            int keep = 0;
+            for (int i = 0; i < d.count; i++) {
+                Slab s = d.slabs[i];
+                if (s.inDepot == s.blockCount && s.used == 0) {
+                    if (!s.released) {
+                        s.released = true;
+                        released.add(s);
+                    }
+                } else {
+                    d.addresses[keep] = d.addresses[i];
+                    d.slabs[keep++] = s;
+                }
+            }
+            Arrays.fill(d.slabs, keep, d.count, null);
+            d.count = keep;
+        }
+        if (released.isEmpty()) {
+            return;
+        }
+        synchronized (indexLock) {
+            index = index.without(released);
+        }
+        for (Slab s : released) {
+            long bytes = s.blockSize * s.blockCount;
+            retainedBytes.addAndGet(-bytes);
+            upstreamBytes.addAndGet(-bytes);
+            slabReleases.increment();
+            upstream.free(MemorySegment.ofAddress(s.base), bytes);
+        }
+    }
+
+    private Slab find(long address, Cache cache) {
+        if (cache != null) {
+            Slab last = cache.lastSlab;
+            if (last != null && address >= last.base && address < last.end && !last.released) {
+                return last;
+            }
+        }
+        Slab s = index.find(address);
+        if (cache != null && s != null) {
+            cache.lastSlab = s;
+        }
+        return s;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Realloc
+
+    @Override
+    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Checks.byteSize("oldByteSize", oldByteSize);
+        Checks.byteSize("newByteSize", newByteSize);
+        long address = ptr.address();
+        if (address == 0) {
+            return malloc(newByteSize);
+        }
+        Slab slab = find(address, caches.get());
+        if (slab == null) {
+            Long small = passThroughSmall.get(address);
+            if (small != null) {
+                if (small != oldByteSize) {
+                    throw wrongSize(address, small, oldByteSize, "realloc");
+                }
+                return move(ptr, oldByteSize, newByteSize);
+            }
+            if (classOf(oldByteSize) >= 0) {
+                throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", "
+                        + oldByteSize + ", " + newByteSize + "): not a block of this pool (expected: a pointer this"
+                        + " pool returned, with its size)");
+            }
+            if (classOf(newByteSize) < 0) {   // large stays large: the upstream resizes it
+                checkOpen();
+                return upstream.realloc(ptr, oldByteSize, newByteSize);
+            }
+            return move(ptr, oldByteSize, newByteSize);
+        }
+        check(slab, address, oldByteSize, "realloc");
+        if (!slab.isUsed(address)) {
+            throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", " + oldByteSize
+                    + ", " + newByteSize + "): the block is free (expected: a live block)");
+        }
+        if (classOf(newByteSize) == slab.classIndex) {
+            return ptr;
+        }
+        return move(ptr, oldByteSize, newByteSize);
+    }
+
+    private MemorySegment move(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        if (!hostAccessible) {
+            throw new UnsupportedOperationException("pool: realloc of " + traits.kind() + " memory on "
+                    + traits.device() + " across size classes needs a device copy; allocate a new block and copy"
+                    + " with the backend's copy operation instead");
+        }
+        MemorySegment moved = malloc(newByteSize);
+        if (moved.address() == 0) {
+            return MemorySegment.NULL;
+        }
+        long keep = Math.min(oldByteSize, newByteSize);
+        if (keep > 0) {
+            MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
+        }
+        free(ptr, oldByteSize);
+        return moved;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Traits, trim, close, statistics
+
+    @Override
+    public MemoryTraits traits() {
+        return traits;
+    }
+
+    @Override
+    public MemoryTraits traitsOf(MemorySegment ptr) {
+        Slab s = index.find(ptr.address());
+        return upstream.traitsOf(s == null ? ptr : MemorySegment.ofAddress(s.base));
+    }
+
+    /**
+     * Returns to the upstream every slab whose blocks are all free, after flushing the calling
+     * thread's cache and the caches of threads that have ended. Other threads flush their caches at
+     * their next allocation or free; a later trim then returns what they held.
+     */
+    public void trim() {
+        synchronized (trimLock) {
+            trimNow();
+        }
+    }
+
+    private void trimNow() {
+        trims.increment();
+        flushEpoch++;
+        Cache own = caches.get();
+        if (own != null) {
+            flush(own);
+        }
+        for (Cache c : allCaches) {
+            if (!c.owner.isAlive() && allCaches.remove(c)) {   // claim it: flushed exactly once
+                flush(c);
+                retiredCacheAllocations.add(c.allocations);
+                retiredCacheFrees.add(c.frees);
+            }
+        }
+        for (int c = 0; c < classSizes.length; c++) {
+            releaseFreeSlabs(c);
+        }
+    }
+
+    /**
+     * Trims and refuses further allocations (they throw {@link IllegalStateException}). Blocks still
+     * allocated stay valid and may be freed; their slabs return to the upstream at the next
+     * {@link #trim()} once free.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        trim();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("pool over " + upstream + " is closed");
+        }
+    }
+
+    /**
+     * The pool's figures now.
+     *
+     * @return a snapshot
+     */
+    public Statistics statistics() {
+        long allocations = directAllocations.sum() + retiredCacheAllocations.sum();
+        long frees = directFrees.sum() + retiredCacheFrees.sum();
+        for (Cache c : allCaches) {
+            allocations += c.allocations;
+            frees += c.frees;
+        }
+        return new Statistics(allocations, frees, slabAllocations.sum(), slabReleases.sum(), passThrough.sum(),
+                failures.sum(), upstreamBytes.get(), index.inUseBytes(), retainedBytes.get(), trims.sum());
+    }
+
+    @Override
+    public String toString() {
+        return "PoolingAllocator[" + upstream + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    /** One upstream allocation carved into blocks of a class. */
+    static final class Slab {
+        private static final java.lang.invoke.VarHandle USED;
+
+        static {
+            try {
+                USED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Slab.class, "used", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final long base;
+        final long end;
+        final long blockSize;
+        final int blockCount;
+        final int classIndex;
+        volatile long used;                         // bit i: block i is handed out (USED)
+        int inDepot;                                // guarded by the class's depot
+        volatile boolean released;                  // written under the class's depot lock
+
+        Slab(long base, long blockSize, int blockCount, int classIndex) {
+            this.base = base;
+            this.blockSize = blockSize;
+            this.blockCount = blockCount;
+            this.classIndex = classIndex;
+            this.end = base + blockSize * blockCount;
+        }
+
+        private long bit(long address) {
+            return 1L << ((address - base) / blockSize);
+        }
+
+        void markUsed(long address) {
+            long bit = bit(address);
+            long previous = (long) USED.getAndBitwiseOr(this, bit);
+            if ((previous & bit) != 0) {
+                throw new IllegalStateException("pool corrupted: block 0x" + Long.toHexString(address)
+                        + " handed out while in use");
+            }
+        }
+
+        void markFree(long address, long byteSize) {
+            long bit = bit(address);
+            long previous = (long) USED.getAndBitwiseAnd(this, ~bit);
+            if ((previous & bit) == 0) {
+                throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
+                        + "): double free, the block is already free (expected: a live block)");
+            }
+        }
+
+        boolean isUsed(long address) {
+            return (used & bit(address)) != 0;
+        }
+    }
+
+    /** Free blocks of one class shared by all threads. */
+    static final class Depot {
+        long[] addresses = new long[16];
+        Slab[] slabs = new Slab[16];
+        int count;
+
+        void ensure(int capacity) {
+            if (capacity > addresses.length) {
+                int n = Math.max(capacity, addresses.length * 2);
+                addresses = Arrays.copyOf(addresses, n);
+                slabs = Arrays.copyOf(slabs, n);
+            }
+        }
+
+        void push(long address, Slab slab) {
+            ensure(count + 1);
+            addresses[count] = address;
+            slabs[count++] = slab;
+            slab.inDepot++;
+        }
+    }
+
+    /** A platform thread's free blocks, per class. Touched only by its thread (or after it ended). */
+    static final class Cache {
+        final Thread owner;
+        final long[][] addresses;
+        final Slab[][] slabs;
+        final int[] count;
+        int epoch;
+        Slab lastSlab;
+        long allocations;
+        long frees;
+
+        Cache(Thread owner, int classes, int epoch) {
+            this.owner = owner;
+            this.addresses = new long[classes][];
+            this.slabs = new Slab[classes][];
+            this.count = new int[classes];
+            this.epoch = epoch;
+        }
+
+        long[] addresses(int c, int capacity) {
+            long[] a = addresses[c];
+            if (a == null) {
+                a = new long[capacity];
+                addresses[c] = a;
+                slabs[c] = new Slab[capacity];
+            }
+            return a;
+        }
+    }
+
+    /** Slabs sorted by base address, replaced as a whole when slabs come and go. */
+    static final class SlabIndex {
+        static final SlabIndex EMPTY = new SlabIndex(new long[0], new Slab[0]);
+
+        final long[] bases;
+        final Slab[] slabs;
+
+        SlabIndex(long[] bases, Slab[] slabs) {
+            this.bases = bases;
+            this.slabs = slabs;
+        }
+
+        Slab find(long address) {
+            int i = Arrays.binarySearch(bases, address);
+            if (i < 0) {
+                i = -i - 2;
+            }
+            if (i < 0) {
+                return null;
+            }
+            Slab s = slabs[i];
+            return address < s.end ? s : null;
+        }
+
+        SlabIndex with(Slab slab) {
+            int i = -Arrays.binarySearch(bases, slab.base) - 1;
+            long[] b = new long[bases.length + 1];
+            Slab[] s = new Slab[slabs.length + 1];
+            System.arraycopy(bases, 0, b, 0, i);
+            System.arraycopy(slabs, 0, s, 0, i);
+            b[i] = slab.base;
+            s[i] = slab;
+            System.arraycopy(bases, i, b, i + 1, bases.length - i);
+            System.arraycopy(slabs, i, s, i + 1, slabs.length - i);
+            return new SlabIndex(b, s);
+        }
+
+        SlabIndex without(List<Slab> gone) {
+            Set<Slab> g = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            g.addAll(gone);
+            int n = 0;
+            long[] b = new long[bases.length];
+            Slab[] s = new Slab[slabs.length];
+            for (int i = 0; i < slabs.length; i++) {
+                if (!g.contains(slabs[i])) {
+                    b[n] = bases[i];
+                    s[n++] = slabs[i];
+                }
+            }
+            return new SlabIndex(Arrays.copyOf(b, n), Arrays.copyOf(s, n));
+        }
+
+        long inUseBytes() {
+            long bytes = 0;
+            for (Slab s : slabs) {
+                bytes += Long.bitCount(s.used) * s.blockSize;
+            }
+            return bytes;
+        }
+    }
+}

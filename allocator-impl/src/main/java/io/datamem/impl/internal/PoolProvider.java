@@ -1,0 +1,66 @@
+package io.datamem.impl.internal;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.PoolingAllocator;
+import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+import java.util.List;
+
+/**
+ * Provides {@code pool(UPSTREAM)} and {@code pool(UPSTREAM):max=SIZE,slab=SIZE,retain=SIZE}, where
+ * UPSTREAM is any handler name.
+ */
+public final class PoolProvider implements DataMemProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public PoolProvider() {
+    }
+
+    @Override
+    public String name() {
+        return "pool";
+    }
+
+    @Override
+    public Role role() {
+        return Role.LEAF;
+    }
+
+    @Override
+    public List<String> names() {
+        return List.of("pool(UPSTREAM)", "pool(UPSTREAM):max=16m,slab=64k,retain=1g");
+    }
+
+    @Override
+    public boolean accepts(ProviderTerm term) {
+        return term.family().equals("pool");
+    }
+
+    @Override
+    public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        String nested = term.nested();
+        if (nested == null || nested.isEmpty() || !term.text().startsWith("pool(")) {
+            throw new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + term
+                    + "' (expected: pool(UPSTREAM), for example pool(aligned64))");
+        }
+        PoolingAllocator.Options options = PoolingAllocator.Options.DEFAULTS;
+        String args = term.argument();
+        if (!args.isEmpty()) {
+            for (String kv : args.split(",")) {
+                int eq = kv.indexOf('=');
+                String key = eq < 0 ? kv.strip() : kv.substring(0, eq).strip();
+                String value = eq < 0 ? "" : kv.substring(eq + 1);
+                options = switch (key) {
+                    case "max" -> options.withMaxPooledByteSize(ByteSizes.parse("max", value));
+                    case "slab" -> options.withSlabByteSize(ByteSizes.parse("slab", value));
+                    case "retain" -> options.withMaxRetainedByteSize(ByteSizes.parse("retain", value));
+                    default -> throw new IllegalArgumentException("handler name '" + context.handlerName()
+                            + "': pool option '" + kv + "' (expected: max=SIZE, slab=SIZE or retain=SIZE)");
+                };
+            }
+        }
+        return new PoolingAllocator(context.resolveAllocator(nested), options);
+    }
+}
