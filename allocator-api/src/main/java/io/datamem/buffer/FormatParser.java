@@ -164,7 +164,7 @@ final class FormatParser {
 
     FormatString parseBuffer() {
         if (!hasItem()) {
-            throw error(pos, "empty format (expected: at least one item)");
+            throw error(end, "empty format (expected: at least one item)");
         }
         Body body = parseBody(false, -1);
         return new FormatString(whole.substring(start, end), body.fields, body.size, body.align);
