@@ -123,8 +123,8 @@ public final class BufferFlags {
         List<String> names = new ArrayList<>();
         int rest = flags;
         // Composite flags first, each named by its own bit, so that STRIDES is not also spelled ND.
-        int[] order = {INDIRECT, ANY_CONTIGUOUS, F_CONTIGUOUS, C_CONTIGUOUS, STRIDES, ND, FORMAT, WRITABLE, DEVICE};
-        String[] orderNames = {"INDIRECT", "ANY_CONTIGUOUS", "F_CONTIGUOUS", "C_CONTIGUOUS", "STRIDES", "ND",
+        int[] order = {INDIRECT, C_CONTIGUOUS, F_CONTIGUOUS, ANY_CONTIGUOUS, STRIDES, ND, FORMAT, WRITABLE, DEVICE};
+        String[] orderNames = {"INDIRECT", "C_CONTIGUOUS", "F_CONTIGUOUS", "ANY_CONTIGUOUS", "STRIDES", "ND",
             "FORMAT", "WRITABLE", "DEVICE"};
         for (int i = 0; i < order.length; i++) {
             if ((rest & ownBit(order[i])) != 0) {

@@ -442,8 +442,8 @@ public final class BufferView implements AutoCloseable {
     /**
      * Reads a native {@code Py_buffer} that C code filled in: the reverse of {@link #toNative}. The
      * view describes memory datamem does not own: releasing it does nothing, and its
-     * {@link #segment()} (for host buffers) is an unchecked view of the native span, valid as long
-     * as the buffer's owner keeps it. The request flags are reconstructed from the fields present
+     * {@link #segment()} (for host buffers) is an unchecked view of the native span (read-only when
+     * {@code readonly} is set), valid as long as the buffer's owner keeps it. The request flags are reconstructed from the fields present
      * ({@code FORMAT} if format is set, and so on).
      *
      * @param pyBuffer the struct (its size is not trusted)
@@ -513,7 +513,8 @@ public final class BufferView implements AutoCloseable {
         }
         if (device == null && address != 0 && len >= 0) {
             long[] span = span(shape, strides, itemSize, ndim, len);
-            b.segment(MemorySegment.ofAddress(address + span[0]).reinterpret(span[1]));
+            MemorySegment spanned = MemorySegment.ofAddress(address + span[0]).reinterpret(span[1]);
+            b.segment(readOnly ? spanned.asReadOnly() : spanned);
         }
         return b.build();
     }
