@@ -160,8 +160,9 @@ public final class DLPack {
      *       {@code (kDLCPU, 0)}, device memory is copied to the host (unless
      *       {@link CopyMode#NEVER}).</li>
      *   <li>Copy: {@link CopyMode#ALWAYS} exports a C-contiguous copy allocated through
-     *       {@link DataMem#current()}, flagged {@link #FLAG_IS_COPIED}; {@link CopyMode#NEVER}
-     *       refuses any request that needs one.</li>
+     *       {@link DataMem#current()}, flagged {@link #FLAG_IS_COPIED}, which must lie on the device
+     *       the tensor is exported on (the CPU accepts any host memory; device memory is copied only
+     *       to the host); {@link CopyMode#NEVER} refuses any request that needs a copy.</li>
      *   <li>Stream: for device memory, the backend orders the data before the consumer's stream
      *       (unless the stream is -1); a stream for memory exported as CPU memory is an error.</li>
      * </ul>
@@ -213,6 +214,11 @@ public final class DLPack {
             copy = true;
             exported = Device.CPU;
         }
+        if (copy && !host && exported.type() != DeviceType.CPU) {
+            throw new BufferException("copy ALWAYS of " + array + " on " + source + " needs a copy on the device,"
+                    + " which datamem cannot make (its device backends copy only to the host): ask for dl_device"
+                    + " (CPU, 0)");
+        }
         DType dtype = array.dtype();
         checkDtype(dtype, produced, versioned);
         if (!versioned && array.isReadOnly() && !copy) {
@@ -228,6 +234,14 @@ public final class DLPack {
         try {
             if (copy) {
                 owned = host ? hostCopy(array) : deviceToHost(array, block, interchange);
+                if (exported.type() != DeviceType.CPU) {
+                    Device copyDevice = dlpackDevice(owned);
+                    if (!copyDevice.equals(exported)) {
+                        throw new BufferException("copy ALWAYS of " + array + " on " + exported + ": the copy was"
+                                + " allocated through handler '" + owned.handler().name() + "' on " + copyDevice
+                                + "; bind a handler of " + exported + " (or ask for dl_device (CPU, 0))");
+                    }
+                }
             } else {
                 view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
             }
