@@ -451,14 +451,15 @@ public final class BufferView implements AutoCloseable {
      *                 field then decides whether the device fields are read
      * @return the view
      * @throws NullPointerException     if {@code pyBuffer} is null
-     * @throws IllegalArgumentException if {@code pyBuffer} is NULL, or a field is out of range
-     *                                  (negative len or itemsize, ndim outside 0..64, negative
-     *                                  shape entries, a device id of {@code "cpu"})
+     * @throws IllegalArgumentException if {@code pyBuffer} is NULL or not native, or a field is out
+     *                                  of range (negative len or itemsize, ndim outside 0..64,
+     *                                  negative shape entries, a device id of {@code "cpu"})
      */
     public static BufferView fromNative(MemorySegment pyBuffer, boolean extended) {
         Objects.requireNonNull(pyBuffer, "pyBuffer");
-        if (pyBuffer.address() == 0) {
-            throw new IllegalArgumentException("pyBuffer: NULL");
+        if (!pyBuffer.isNative() || pyBuffer.address() == 0) {
+            throw new IllegalArgumentException("pyBuffer: " + (pyBuffer.isNative() ? "NULL" : "a heap segment")
+                    + " (expected: a native Py_buffer)");
         }
         MemorySegment s = pyBuffer.reinterpret(extended ? NATIVE_LAYOUT.byteSize() : PY_BUFFER_BYTE_SIZE);
         int ndim = s.get(JAVA_INT, OFF_NDIM);

@@ -459,7 +459,7 @@ public final class DLPack {
      * @param versioned which of the two it is
      * @return the owning array
      * @throws NullPointerException     if {@code managed} is null
-     * @throws IllegalArgumentException if {@code managed} is NULL
+     * @throws IllegalArgumentException if {@code managed} is NULL or not a native segment
      * @throws BufferException          if the tensor is rejected (ownership stays with the caller):
      *                                  a major version other than {@value #MAJOR_VERSION}, unknown
      *                                  flag bits, an unknown device type or negative device id,
@@ -470,9 +470,9 @@ public final class DLPack {
      */
     public static NDArray fromDLPack(MemorySegment managed, boolean versioned) {
         Objects.requireNonNull(managed, "managed");
-        if (managed.address() == 0) {
-            throw new IllegalArgumentException("managed: NULL (expected: a DLManagedTensor"
-                    + (versioned ? "Versioned" : "") + " pointer)");
+        if (!managed.isNative() || managed.address() == 0) {
+            throw new IllegalArgumentException("managed: " + (managed.isNative() ? "NULL" : "a heap segment")
+                    + " (expected: a native DLManagedTensor" + (versioned ? "Versioned" : "") + " pointer)");
         }
         MemorySegment m = managed.reinterpret(versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize()
                 : DL_MANAGED_TENSOR.byteSize());
@@ -650,12 +650,13 @@ public final class DLPack {
      * @param managed   a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
      * @param versioned which of the two it is
      * @throws NullPointerException     if {@code managed} is null
-     * @throws IllegalArgumentException if {@code managed} is NULL
+     * @throws IllegalArgumentException if {@code managed} is NULL or not a native segment
      */
     public static void release(MemorySegment managed, boolean versioned) {
         Objects.requireNonNull(managed, "managed");
-        if (managed.address() == 0) {
-            throw new IllegalArgumentException("managed: NULL");
+        if (!managed.isNative() || managed.address() == 0) {
+            throw new IllegalArgumentException("managed: " + (managed.isNative() ? "NULL" : "a heap segment")
+                    + " (expected: a native DLManagedTensor" + (versioned ? "Versioned" : "") + " pointer)");
         }
         MemorySegment m = managed.reinterpret(versioned ? 24 : DL_MANAGED_TENSOR.byteSize());
         MemorySegment deleter = m.get(ADDRESS, versioned ? 16 : 56);

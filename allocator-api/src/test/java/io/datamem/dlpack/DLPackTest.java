@@ -423,6 +423,8 @@ class DLPackTest {
         }
         assertThrows(NullPointerException.class, () -> DLPack.fromDLPack(null, true));
         assertThrows(IllegalArgumentException.class, () -> DLPack.fromDLPack(MemorySegment.NULL, true));
+        assertThrows(IllegalArgumentException.class, () -> DLPack.fromDLPack(MemorySegment.ofArray(new byte[80]), true));
+        assertThrows(IllegalArgumentException.class, () -> DLPack.release(MemorySegment.NULL, false));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment odd = arena.allocate(64);
             NDArray wrapped = NDArray.wrap(odd, DType.INT16, new long[] {3}, new long[] {3}, 0);
