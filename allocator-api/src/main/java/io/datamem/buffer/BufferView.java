@@ -443,8 +443,8 @@ public final class BufferView implements AutoCloseable {
      * Reads a native {@code Py_buffer} that C code filled in: the reverse of {@link #toNative}. The
      * view describes memory datamem does not own: releasing it does nothing, and its
      * {@link #segment()} (for host buffers) is an unchecked view of the native span (read-only when
-     * {@code readonly} is set), valid as long as the buffer's owner keeps it. The request flags are reconstructed from the fields present
-     * ({@code FORMAT} if format is set, and so on).
+     * {@code readonly} is set), valid as long as the buffer's owner keeps it. The request flags are
+     * reconstructed from the fields present ({@code FORMAT} if format is set, and so on).
      *
      * @param pyBuffer the struct (its size is not trusted)
      * @param extended whether the struct is the extended {@code Py_buffer}, whose {@code flags}
