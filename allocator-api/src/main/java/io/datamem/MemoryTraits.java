@@ -1,5 +1,7 @@
 package io.datamem;
 
+import io.datamem.spi.DeviceInterchange;
+
 import java.util.Objects;
 
 /**
@@ -17,12 +19,16 @@ import java.util.Objects;
  * @param byteAlignment  the alignment every block is guaranteed to have, a power of two
  * @param pageSize       the size in bytes of the pages backing the memory, a power of two (the
  *                       system page size for ordinary memory)
+ * @param interchange    what a device backend tells the export protocols about this memory
+ *                       (buffer device id and {@code device_info}, DLPack device and stream
+ *                       synchronisation, copies to the host, SYCL {@code syclobj}), or null for
+ *                       memory exported as its other traits say (ordinary host memory)
  */
 public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessible, long byteAlignment,
-                           long pageSize) {
+                           long pageSize, DeviceInterchange interchange) {
 
     /**
-     * Validates the components.
+     * Validates the components; {@code interchange} may be null.
      *
      * @throws NullPointerException     if {@code kind} or {@code device} is null
      * @throws IllegalArgumentException if {@code byteAlignment} or {@code pageSize} is not a
@@ -41,6 +47,24 @@ public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessibl
         if (hostAccessible && kind == MemoryKind.DEVICE) {
             throw new IllegalArgumentException("hostAccessible: true (expected: false for DEVICE memory)");
         }
+    }
+
+    /**
+     * Traits without a {@link DeviceInterchange} (the form every allocator used before device
+     * backends could describe their exports).
+     *
+     * @param kind           the memory kind
+     * @param device         the device the memory lives on
+     * @param hostAccessible whether host code may dereference the memory
+     * @param byteAlignment  the alignment every block is guaranteed to have, a power of two
+     * @param pageSize       the page size backing the memory, a power of two
+     * @throws NullPointerException     if {@code kind} or {@code device} is null
+     * @throws IllegalArgumentException if {@code byteAlignment} or {@code pageSize} is not a
+     *                                  positive power of two, or if {@code hostAccessible} is true
+     *                                  for {@link MemoryKind#DEVICE} memory
+     */
+    public MemoryTraits(MemoryKind kind, Device device, boolean hostAccessible, long byteAlignment, long pageSize) {
+        this(kind, device, hostAccessible, byteAlignment, pageSize, null);
     }
 
     /**
@@ -63,7 +87,7 @@ public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessibl
      * @throws IllegalArgumentException if {@code newByteAlignment} is not a positive power of two
      */
     public MemoryTraits withByteAlignment(long newByteAlignment) {
-        return new MemoryTraits(kind, device, hostAccessible, newByteAlignment, pageSize);
+        return new MemoryTraits(kind, device, hostAccessible, newByteAlignment, pageSize, interchange);
     }
 
     /**
@@ -74,7 +98,7 @@ public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessibl
      * @throws IllegalArgumentException if {@code newPageSize} is not a positive power of two
      */
     public MemoryTraits withPageSize(long newPageSize) {
-        return new MemoryTraits(kind, device, hostAccessible, byteAlignment, newPageSize);
+        return new MemoryTraits(kind, device, hostAccessible, byteAlignment, newPageSize, interchange);
     }
 
     /**
@@ -89,6 +113,16 @@ public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessibl
      * @throws IllegalArgumentException if {@code newHostAccessible} is true for device memory
      */
     public MemoryTraits withPlacement(MemoryKind newKind, Device newDevice, boolean newHostAccessible) {
-        return new MemoryTraits(newKind, newDevice, newHostAccessible, byteAlignment, pageSize);
+        return new MemoryTraits(newKind, newDevice, newHostAccessible, byteAlignment, pageSize, interchange);
+    }
+
+    /**
+     * These traits with a device backend's export hook.
+     *
+     * @param newInterchange the hook, or null to remove it
+     * @return a copy with {@code interchange} replaced
+     */
+    public MemoryTraits withInterchange(DeviceInterchange newInterchange) {
+        return new MemoryTraits(kind, device, hostAccessible, byteAlignment, pageSize, newInterchange);
     }
 }

@@ -5,6 +5,13 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.MemoryTraits;
 import io.datamem.OutOfNativeMemoryException;
+import io.datamem.buffer.BufferException;
+import io.datamem.buffer.BufferExporter;
+import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferView;
+import io.datamem.buffer.DeviceInfo;
+import io.datamem.internal.ArrayAccess;
+import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -33,11 +40,20 @@ import java.util.function.LongConsumer;
  * have no host view: {@link #segment()} and element access throw
  * {@link UnsupportedOperationException}.
  *
+ * <p>An array may be read-only ({@link #isReadOnly()}): a view made by {@link #asReadOnly()}, an
+ * array over a read-only segment, or an imported DLPack tensor its producer marked read-only.
+ * Writes to it throw {@link UnsupportedOperationException}, and its {@link #segment()} is
+ * read-only.
+ *
+ * <p>Arrays export their memory through the buffer protocol ({@link #getBuffer(int)}, see
+ * {@link io.datamem.buffer}); while a {@link BufferView} is held the owner cannot be closed or
+ * resized.
+ *
  * <p>Thread safety: element access from several threads is safe (the memory is shared, races on the
  * same element are the caller's). {@code close} and {@code resize} may be called from any thread; a
  * concurrent access then either completes or throws {@link IllegalStateException}.
  */
-public final class NDArray implements AutoCloseable {
+public final class NDArray implements AutoCloseable, BufferExporter {
 
     /** The most axes an array may have (NumPy's limit). */
     public static final int MAX_NDIM = 64;
@@ -47,6 +63,11 @@ public final class NDArray implements AutoCloseable {
     private final boolean owner;
     private final Cleaner.Cleanable cleanable;  // owners only
     private final DType dtype;
+    private final boolean readOnly;
+
+    static {
+        ArrayAccess.install(NDArray::adoptChecked);
+    }
 
     // Change only on resize (owners).
     private MemorySegment data;          // host segment over the whole block; null for device memory
@@ -57,13 +78,14 @@ public final class NDArray implements AutoCloseable {
     private long size;
     private boolean closed;
 
-    private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, MemorySegment data,
-                    long dataAddress, long offset, long[] shape, long[] strides) {
+    private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
+                    MemorySegment data, long dataAddress, long offset, long[] shape, long[] strides) {
         this.base = base;
         this.memory = memory;
         this.owner = owner;
         this.dtype = dtype;
-        this.data = data;
+        this.readOnly = readOnly;
+        this.data = readOnly && data != null ? data.asReadOnly() : data;
         this.dataAddress = dataAddress;
         this.offset = offset;
         this.shape = shape;
@@ -124,7 +146,7 @@ public final class NDArray implements AutoCloseable {
                     zeroed ? "calloc" : "malloc");
         }
         try {
-            return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0);
+            return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -158,20 +180,24 @@ public final class NDArray implements AutoCloseable {
         Objects.requireNonNull(dtype, "dtype");
         long[] s = checkShape(shape);
         long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
-        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset);
+        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, false);
     }
 
+    /** Also datamem's internal adopt ({@link ArrayAccess}), which can make read-only owners. */
     private static NDArray adoptChecked(DataMemHandler handler, MemorySegment block, long allocatedByteSize,
-                                        DType dtype, long[] shape, long[] strides, long byteOffset) {
+                                        DType dtype, long[] shape, long[] strides, long byteOffset,
+                                        boolean readOnly) {
         checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
         ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize,
                 "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]");
-        return new NDArray(null, memory, true, dtype, memory.data(), memory.address(), byteOffset, shape, strides);
+        return new NDArray(null, memory, true, dtype, readOnly, memory.data(), memory.address(), byteOffset,
+                shape.clone(), strides.clone());
     }
 
     /**
      * An array over memory datamem does not own: no handler frees it ({@link #handler()} is null,
-     * {@link #ownsData()} is false) and its lifetime is the segment's.
+     * {@link #ownsData()} is false) and its lifetime is the segment's. A read-only segment makes a
+     * read-only array.
      *
      * @param segment the memory, in C order
      * @param dtype   the element type
@@ -205,7 +231,8 @@ public final class NDArray implements AutoCloseable {
         checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
                 io.datamem.internal.Checks.alignmentOf(segment.address())));
-        return new NDArray(null, memory, false, dtype, segment, segment.address(), byteOffset, s, st);
+        return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(), byteOffset,
+                s, st);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -228,6 +255,29 @@ public final class NDArray implements AutoCloseable {
      */
     public boolean ownsData() {
         return owner && memory.handler != null;
+    }
+
+    /**
+     * Whether this array refuses writes: element setters, {@code fill}, {@code copyFrom} and
+     * {@code resize} throw, and {@link #segment()} is read-only. Buffer exports report it, and
+     * refuse {@link BufferFlags#WRITABLE}; DLPack exports set {@code READ_ONLY}.
+     *
+     * @return true for read-only arrays
+     */
+    public boolean isReadOnly() {
+        return readOnly;
+    }
+
+    /**
+     * A read-only view of this array (NumPy's {@code flags.writeable = False} on a view): same
+     * memory, shape and strides; it keeps this array reachable and does not own data.
+     *
+     * @return the read-only view
+     * @throws IllegalStateException if the array is closed
+     */
+    public NDArray asReadOnly() {
+        checkOpen();
+        return view(offset, shape, strides, true);
     }
 
     /**
@@ -418,6 +468,14 @@ public final class NDArray implements AutoCloseable {
         return d;
     }
 
+    private MemorySegment writableData() {
+        MemorySegment d = hostData();
+        if (readOnly) {
+            throw new UnsupportedOperationException(this + " is read-only");
+        }
+        return d;
+    }
+
     private String handlerName() {
         return memory.handler == null ? "none" : memory.handler.name();
     }
@@ -487,11 +545,12 @@ public final class NDArray implements AutoCloseable {
      * @param index one index per axis
      * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
      * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void setDouble(double value, long... index) {
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
             writeDouble(d, off, value);
@@ -530,11 +589,12 @@ public final class NDArray implements AutoCloseable {
      * @param index one index per axis
      * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
      * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void setLong(long value, long... index) {
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
             writeLong(d, off, value);
@@ -577,7 +637,8 @@ public final class NDArray implements AutoCloseable {
      * @param index one index per axis
      * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}
      * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void setBoolean(boolean value, long... index) {
@@ -614,11 +675,12 @@ public final class NDArray implements AutoCloseable {
      * @throws IllegalArgumentException      if the number of indices is not {@link #ndim()}, or
      *                                       {@code imaginary} is not 0 for a real dtype
      * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void setComplex(double real, double imaginary, long... index) {
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
             if (dtype.kind() == DType.Kind.COMPLEX) {
@@ -638,11 +700,12 @@ public final class NDArray implements AutoCloseable {
      * Sets every element to a value, converting as {@link #setDouble} does.
      *
      * @param value the value
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void fill(double value) {
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         try {
             if (value == 0 && Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
@@ -658,11 +721,12 @@ public final class NDArray implements AutoCloseable {
      * Sets every element to a value, converting as {@link #setLong} does.
      *
      * @param value the value
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void fill(long value) {
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         try {
             if (value == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
@@ -682,8 +746,8 @@ public final class NDArray implements AutoCloseable {
      * @throws NullPointerException          if {@code source} is null
      * @throws IllegalArgumentException      if the shapes differ, or a complex source with a non-zero
      *                                       imaginary part is copied to a real dtype
-     * @throws UnsupportedOperationException if either memory is on a device, or the dtypes differ and
-     *                                       one is custom
+     * @throws UnsupportedOperationException if either memory is on a device, the dtypes differ and
+     *                                       one is custom, or this array is read-only
      * @throws IllegalStateException         if either array is closed
      */
     public void copyFrom(NDArray source) {
@@ -692,6 +756,7 @@ public final class NDArray implements AutoCloseable {
             throw new IllegalArgumentException("shape " + Arrays.toString(source.shape) + " of the source (expected: "
                     + Arrays.toString(shape) + ", this array's)");
         }
+        writableData();
         transfer(source, this);
     }
 
@@ -701,13 +766,14 @@ public final class NDArray implements AutoCloseable {
      * @param values exactly {@link #size()} values
      * @throws NullPointerException          if {@code values} is null
      * @throws IllegalArgumentException      if the length is not {@link #size()}
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void copyFrom(double[] values) {
         Objects.requireNonNull(values, "values");
         checkLength(values.length);
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         int[] i = {0};
         try {
             forEachOffset(off -> writeDouble(d, off, values[i[0]++]));
@@ -722,13 +788,14 @@ public final class NDArray implements AutoCloseable {
      * @param values exactly {@link #size()} values
      * @throws NullPointerException          if {@code values} is null
      * @throws IllegalArgumentException      if the length is not {@link #size()}
-     * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
      */
     public void copyFrom(long[] values) {
         Objects.requireNonNull(values, "values");
         checkLength(values.length);
-        MemorySegment d = hostData();
+        MemorySegment d = writableData();
         int[] i = {0};
         try {
             forEachOffset(off -> writeLong(d, off, values[i[0]++]));
@@ -977,7 +1044,12 @@ public final class NDArray implements AutoCloseable {
     }
 
     private NDArray view(long newOffset, long[] newShape, long[] newStrides) {
-        return new NDArray(this, memory, false, dtype, data, dataAddress, newOffset, newShape, newStrides);
+        return view(newOffset, newShape, newStrides, readOnly);
+    }
+
+    private NDArray view(long newOffset, long[] newShape, long[] newStrides, boolean viewReadOnly) {
+        return new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, newOffset, newShape,
+                newStrides);
     }
 
     private void checkAxis(int axis) {
@@ -997,8 +1069,11 @@ public final class NDArray implements AutoCloseable {
      *
      * @param newShape the new shape
      * @throws IllegalStateException      if this array does not own its memory (a view or wrapped
-     *                                    memory), is not C-contiguous, is closed, has a buffer export
-     *                                    held, or a segment over it is in use by a native call
+     *                                    memory), is read-only, is not C-contiguous, is closed, has a
+     *                                    buffer export held, or a segment over it is in use by a
+     *                                    native call
+     * @throws UnsupportedOperationException if the handler's allocator cannot reallocate (an imported
+     *                                    DLPack tensor); the array keeps its old shape and contents
      * @throws IllegalArgumentException   if the new shape is invalid
      * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
      *                                    contents
@@ -1008,6 +1083,9 @@ public final class NDArray implements AutoCloseable {
         if (!ownsData()) {
             throw new IllegalStateException("resize needs an array that owns its memory; " + this
                     + (base != null ? " is a view" : " wraps foreign memory"));
+        }
+        if (readOnly) {
+            throw new IllegalStateException("resize needs a writable array; " + this + " is read-only");
         }
         if (!isCContiguous()) {
             throw new IllegalStateException("resize needs a C-contiguous array; " + this + " has strides "
@@ -1029,7 +1107,14 @@ public final class NDArray implements AutoCloseable {
             long oldBytes = byteSize();
             memory.invalidate();
             MemorySegment old = MemorySegment.ofAddress(memory.address());
-            MemorySegment moved = handler.allocator().realloc(old, oldAllocated, newBytes);
+            MemorySegment moved;
+            try {
+                moved = handler.allocator().realloc(old, oldAllocated, newBytes);
+            } catch (RuntimeException | Error e) {
+                memory.reattach();
+                data = memory.data();
+                throw e;
+            }
             if (moved.address() == 0) {
                 memory.reattach();
                 data = memory.data();
@@ -1065,6 +1150,117 @@ public final class NDArray implements AutoCloseable {
             }
         }
         closed = true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Buffer protocol
+
+    /**
+     * Exports this array's memory through the buffer protocol, honouring every request flag as
+     * CPython does (its {@code memoryview} rules), in this order:
+     * <ul>
+     *   <li>memory the host cannot dereference needs {@link BufferFlags#DEVICE};</li>
+     *   <li>{@link BufferFlags#WRITABLE} is refused for a read-only array;</li>
+     *   <li>{@link BufferFlags#C_CONTIGUOUS}, {@link BufferFlags#F_CONTIGUOUS} and
+     *       {@link BufferFlags#ANY_CONTIGUOUS} are refused when the layout is not so;</li>
+     *   <li>a request without {@link BufferFlags#STRIDES} needs C-contiguous data (the consumer
+     *       assumes C order);</li>
+     *   <li>a request without {@link BufferFlags#ND} sees the data as {@code len} flat bytes, so it
+     *       may not ask for {@link BufferFlags#FORMAT} unless elements are single bytes.</li>
+     * </ul>
+     * The view's {@code buf} is element {@code [0, ..., 0]}; {@code format} is the dtype's PEP 3118
+     * format, {@code itemsize} its item size (also without {@code FORMAT}), {@code suboffsets} is
+     * always null. With {@link BufferFlags#DEVICE}, {@code flags} reports it; {@code device} and
+     * {@code device_info} come from the memory's {@link DeviceInterchange} for memory the host
+     * cannot dereference, and are null for host memory (pinned, managed and USM host or shared
+     * memory included). While the view is held this array's owner can be neither closed nor
+     * resized.
+     *
+     * @param flags the request, a combination of {@link BufferFlags}
+     * @return the view; release it when done
+     * @throws BufferException       if a flag cannot be honoured; the message names it and why
+     * @throws IllegalStateException if the array is closed
+     */
+    @Override
+    public BufferView getBuffer(int flags) {
+        checkOpen();
+        MemoryTraits traits = memory.traits;
+        boolean onDevice = !traits.hostAccessible();
+        if (onDevice && !BufferFlags.requests(flags, BufferFlags.DEVICE)) {
+            throw new BufferException("DEVICE not requested, but " + this + " is on " + traits.device() + " ("
+                    + traits.kind() + " memory the host cannot access): request BufferFlags.DEVICE, or copy the"
+                    + " array to host memory", BufferFlags.DEVICE);
+        }
+        if (BufferFlags.requests(flags, BufferFlags.WRITABLE) && readOnly) {
+            throw new BufferException("WRITABLE requested, but " + this + " is read-only", BufferFlags.WRITABLE);
+        }
+        boolean c = isCContiguous();
+        boolean f = isFContiguous();
+        if (BufferFlags.requests(flags, BufferFlags.C_CONTIGUOUS) && !c) {
+            throw layout("C_CONTIGUOUS requested, but", "not C-contiguous", BufferFlags.C_CONTIGUOUS);
+        }
+        if (BufferFlags.requests(flags, BufferFlags.F_CONTIGUOUS) && !f) {
+            throw layout("F_CONTIGUOUS requested, but", "not Fortran-contiguous", BufferFlags.F_CONTIGUOUS);
+        }
+        if (BufferFlags.requests(flags, BufferFlags.ANY_CONTIGUOUS) && !c && !f) {
+            throw layout("ANY_CONTIGUOUS requested, but", "neither C- nor Fortran-contiguous",
+                    BufferFlags.ANY_CONTIGUOUS);
+        }
+        boolean withStrides = BufferFlags.requests(flags, BufferFlags.STRIDES);
+        if (!withStrides && !c) {
+            throw layout("STRIDES not requested (the consumer then assumes C order), but", "not C-contiguous",
+                    BufferFlags.STRIDES);
+        }
+        boolean withShape = BufferFlags.requests(flags, BufferFlags.ND);
+        boolean withFormat = BufferFlags.requests(flags, BufferFlags.FORMAT);
+        if (!withShape && withFormat && dtype.itemSize() != 1) {
+            throw new BufferException("ND not requested, so the buffer is " + byteSize() + " flat unsigned bytes,"
+                    + " but FORMAT was requested and " + dtype + " (format " + dtype.format() + ") has "
+                    + dtype.itemSize() + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
+        }
+        boolean withDevice = BufferFlags.requests(flags, BufferFlags.DEVICE);
+        BufferView.Builder b = BufferView.builder(this, flags)
+                .address(address())
+                .len(byteSize())
+                .itemSize(dtype.itemSize())
+                .readOnly(readOnly)
+                .format(withFormat ? dtype.format() : null)
+                .ndim(withShape ? shape.length : 1)
+                .shape(withShape && shape.length > 0 ? shape : null)
+                .strides(withStrides && shape.length > 0 ? strides : null)
+                .flags(withDevice ? BufferFlags.DEVICE : 0)
+                .releaseAction(this::releaseExport);
+        if (onDevice) {
+            DeviceInterchange interchange = traits.interchange();
+            if (interchange == null) {
+                throw new BufferException(this + " is " + traits.kind() + " memory on " + traits.device()
+                        + ", but handler '" + handlerName() + "' gives no DeviceInterchange to describe it (its"
+                        + " backend must attach one to its traits)", BufferFlags.DEVICE);
+            }
+            MemorySegment block = MemorySegment.ofAddress(dataAddress);
+            DeviceInfo info = interchange.deviceInfo(block, traits);
+            b.device(interchange.bufferDeviceId(), info);
+        } else {
+            b.segment(segment());
+        }
+        BufferView view = b.build();
+        retainExport();
+        return view;
+    }
+
+    private BufferException layout(String requested, String isNot, int flag) {
+        return new BufferException(requested + " " + this + " is " + isNot + " (shape " + Arrays.toString(shape)
+                + ", strides " + Arrays.toString(strides) + ")", flag);
+    }
+
+    /**
+     * Every classic flag and {@link BufferFlags#DEVICE}.
+     *
+     * @return {@code BufferFlags.CLASSIC_FLAGS | BufferFlags.DEVICE}
+     */
+    @Override
+    public int supportedFlags() {
+        return BufferFlags.CLASSIC_FLAGS | BufferFlags.DEVICE;
     }
 
     // ---------------------------------------------------------------------------------------------

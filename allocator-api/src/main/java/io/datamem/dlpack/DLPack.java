@@ -1,0 +1,665 @@
+package io.datamem.dlpack;
+
+import io.datamem.DataMem;
+import io.datamem.DataMemAllocator;
+import io.datamem.DataMemHandler;
+import io.datamem.Device;
+import io.datamem.DeviceType;
+import io.datamem.MemoryKind;
+import io.datamem.MemoryTraits;
+import io.datamem.OutOfNativeMemoryException;
+import io.datamem.array.DType;
+import io.datamem.array.NDArray;
+import io.datamem.buffer.BufferException;
+import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferView;
+import io.datamem.buffer.CustomDTypes;
+import io.datamem.internal.ArrayAccess;
+import io.datamem.internal.Checks;
+import io.datamem.internal.Libc;
+import io.datamem.spi.DeviceInterchange;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * DLPack export and import: {@code __dlpack__}, {@code __dlpack_device__} and
+ * {@code from_dlpack} for {@link NDArray}s.
+ *
+ * <p><b>Export.</b> {@link #toDLPack(NDArray, DLPackOptions)} writes a
+ * {@code DLManagedTensorVersioned} (DLPack {@value #MAJOR_VERSION}.x, version
+ * {@link DLPackVersion#CURRENT} or the consumer's lower 1.x) or, for a consumer without
+ * {@code max_version}, a legacy {@code DLManagedTensor}, into native memory. Its {@code data} is
+ * the start of the array's allocation and {@code byte_offset} the offset of element
+ * {@code [0, ..., 0]} (NULL and 0 for arrays of zero elements); shape and strides (in elements,
+ * always written) follow the struct in the same allocation. The tensor holds a buffer export of
+ * the array (or owns a copy), so the array cannot be closed or resized until the consumer calls
+ * the deleter. The deleter is an FFM upcall: callable from any native thread, also after Java has
+ * dropped every reference to the array, and it releases the export exactly once. Read-only arrays
+ * carry {@link #FLAG_READ_ONLY}; copies {@link #FLAG_IS_COPIED} (both in versioned tensors only:
+ * a read-only array cannot be exported to a legacy consumer, as NumPy refuses too).
+ *
+ * <p><b>Import.</b> {@link #fromDLPack(MemorySegment, boolean)} validates a producer's tensor
+ * before taking it (any rejection leaves it, and its deleter, with the caller), then returns an
+ * owning array over its memory whose handler, named {@value #HANDLER_NAME}, calls the producer's
+ * deleter exactly once when the array is closed or collected.
+ *
+ * <p>Device memory is described by its allocator's {@link DeviceInterchange}: DLPack device,
+ * stream synchronisation and copies to the host.
+ */
+public final class DLPack {
+
+    /** The DLPack major version of {@code DLManagedTensorVersioned} datamem reads and writes. */
+    public static final int MAJOR_VERSION = 1;
+
+    /** The DLPack minor version datamem writes: 1.1 (float8 type codes). */
+    public static final int MINOR_VERSION = 1;
+
+    /** {@code DLPACK_FLAG_BITMASK_READ_ONLY}: the consumer must not write. */
+    public static final long FLAG_READ_ONLY = 1L;
+
+    /** {@code DLPACK_FLAG_BITMASK_IS_COPIED}: the producer made a copy the consumer owns alone. */
+    public static final long FLAG_IS_COPIED = 1L << 1;
+
+    /** {@code DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED}: sub-byte types are padded, not packed. */
+    public static final long FLAG_IS_SUBBYTE_TYPE_PADDED = 1L << 2;
+
+    /** The name of the handler of imported arrays. */
+    public static final String HANDLER_NAME = "dlpack";
+
+    /** {@code DLDevice}: {@code int32 device_type, int32 device_id}. */
+    public static final StructLayout DL_DEVICE =
+            MemoryLayout.structLayout(JAVA_INT.withName("device_type"), JAVA_INT.withName("device_id"))
+                    .withName("DLDevice");
+
+    /** {@code DLDataType}: {@code uint8 code, uint8 bits, uint16 lanes}. */
+    public static final StructLayout DL_DATA_TYPE = MemoryLayout.structLayout(JAVA_BYTE.withName("code"),
+            JAVA_BYTE.withName("bits"), JAVA_SHORT.withName("lanes")).withName("DLDataType");
+
+    /** {@code DLTensor} (48 bytes). */
+    public static final StructLayout DL_TENSOR = MemoryLayout.structLayout(
+            ADDRESS.withName("data"),
+            DL_DEVICE.withName("device"),
+            JAVA_INT.withName("ndim"),
+            DL_DATA_TYPE.withName("dtype"),
+            ADDRESS.withName("shape"),
+            ADDRESS.withName("strides"),
+            JAVA_LONG.withName("byte_offset")).withName("DLTensor");
+
+    /** The legacy {@code DLManagedTensor} (64 bytes). */
+    public static final StructLayout DL_MANAGED_TENSOR = MemoryLayout.structLayout(
+            DL_TENSOR.withName("dl_tensor"),
+            ADDRESS.withName("manager_ctx"),
+            ADDRESS.withName("deleter")).withName("DLManagedTensor");
+
+    /** {@code DLPackVersion}: {@code uint32 major, uint32 minor}. */
+    public static final StructLayout DL_PACK_VERSION =
+            MemoryLayout.structLayout(JAVA_INT.withName("major"), JAVA_INT.withName("minor")).withName("DLPackVersion");
+
+    /** {@code DLManagedTensorVersioned} (80 bytes). */
+    public static final StructLayout DL_MANAGED_TENSOR_VERSIONED = MemoryLayout.structLayout(
+            DL_PACK_VERSION.withName("version"),
+            ADDRESS.withName("manager_ctx"),
+            ADDRESS.withName("deleter"),
+            JAVA_LONG.withName("flags"),
+            DL_TENSOR.withName("dl_tensor")).withName("DLManagedTensorVersioned");
+
+    private static final long KNOWN_FLAGS = FLAG_READ_ONLY | FLAG_IS_COPIED | FLAG_IS_SUBBYTE_TYPE_PADDED;
+
+    private DLPack() {
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Export
+
+    /**
+     * {@code __dlpack__(max_version=(maxMajorVersion, *))} with the other arguments at their
+     * defaults: a {@code DLManagedTensorVersioned} of version {@value #MAJOR_VERSION}.{@value
+     * #MINOR_VERSION} when {@code maxMajorVersion >= 1}, otherwise a legacy {@code DLManagedTensor}.
+     *
+     * @param array           the array to share
+     * @param maxMajorVersion the consumer's highest DLPack major version; 0 for a consumer that
+     *                        passed no {@code max_version}
+     * @return the managed tensor (a segment of the struct's size), valid until its deleter is called
+     * @throws NullPointerException     if {@code array} is null
+     * @throws IllegalArgumentException if {@code maxMajorVersion} is negative
+     * @throws IllegalStateException    if the array is closed
+     * @throws BufferException          if the array cannot be described (see
+     *                                  {@link #toDLPack(NDArray, DLPackOptions)})
+     */
+    public static MemorySegment toDLPack(NDArray array, int maxMajorVersion) {
+        if (maxMajorVersion < 0) {
+            throw new IllegalArgumentException("maxMajorVersion: " + maxMajorVersion + " (expected: >= 0)");
+        }
+        DLPackVersion max = maxMajorVersion >= 1 ? new DLPackVersion(maxMajorVersion, Integer.MAX_VALUE)
+                : DLPackVersion.LEGACY;
+        return toDLPack(array, DLPackOptions.defaults().withMaxVersion(max));
+    }
+
+    /**
+     * {@code __dlpack__(stream=, max_version=, dl_device=, copy=)}.
+     *
+     * <ul>
+     *   <li>Version: a consumer whose {@code max_version} is at least 1.0 gets a
+     *       {@code DLManagedTensorVersioned} of the highest version both read (1.1, or 1.0 for a
+     *       1.0 consumer); a legacy consumer gets a {@code DLManagedTensor}.</li>
+     *   <li>Device: the tensor is on {@link #dlpackDevice(NDArray)}. A {@code dl_device} other
+     *       than that must be the CPU: host-accessible memory is then shared as
+     *       {@code (kDLCPU, 0)}, device memory is copied to the host (unless
+     *       {@link CopyMode#NEVER}).</li>
+     *   <li>Copy: {@link CopyMode#ALWAYS} exports a C-contiguous copy allocated through
+     *       {@link DataMem#current()}, flagged {@link #FLAG_IS_COPIED}, which must lie on the device
+     *       the tensor is exported on (the CPU accepts any host memory; device memory is copied only
+     *       to the host); {@link CopyMode#NEVER} refuses any request that needs a copy.</li>
+     *   <li>Stream: for device memory, the backend orders the data before the consumer's stream
+     *       (unless the stream is -1); a stream for memory exported as CPU memory is an error.</li>
+     * </ul>
+     *
+     * @param array   the array to share
+     * @param options the consumer's arguments
+     * @return the managed tensor (a segment of the struct's size), valid until its deleter is called
+     * @throws NullPointerException          if an argument is null
+     * @throws IllegalStateException         if the array is closed
+     * @throws IllegalArgumentException      if a stream is given for memory exported as CPU memory, or
+     *                                       for memory without a device backend
+     * @throws BufferException               if the array cannot be exported as asked: a read-only
+     *                                       array for a legacy consumer, a stride that is not a
+     *                                       multiple of the item size, a dtype the consumer's
+     *                                       version lacks, a {@code dl_device} other than the CPU,
+     *                                       {@link CopyMode#NEVER} where a copy is needed, device
+     *                                       memory without a {@link DeviceInterchange}
+     * @throws OutOfNativeMemoryException    if the struct or a copy cannot be allocated
+     */
+    public static MemorySegment toDLPack(NDArray array, DLPackOptions options) {
+        Objects.requireNonNull(array, "array");
+        Objects.requireNonNull(options, "options");
+        DLPackVersion max = options.maxVersion();
+        boolean versioned = !max.isLegacy();
+        DLPackVersion produced = !versioned ? DLPackVersion.LEGACY
+                : max.compareTo(DLPackVersion.CURRENT) >= 0 ? DLPackVersion.CURRENT : max;
+        long elementZero = array.address();
+        MemoryTraits traits = array.traits();
+        MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
+        DeviceInterchange interchange = traits.interchange();
+        Device source = dlpackDevice(array);
+        Device target = options.dlDevice() == null ? source : options.dlDevice();
+        boolean host = traits.hostAccessible();
+        boolean copy;
+        Device exported;
+        if (target.equals(source)) {
+            copy = options.copy() == CopyMode.ALWAYS;
+            exported = source;
+        } else if (target.type() != DeviceType.CPU) {
+            throw new BufferException("dl_device " + target + " for " + array + " on " + source
+                    + ": copies to another device go only to the CPU (kDLCPU)");
+        } else if (host) {
+            copy = options.copy() == CopyMode.ALWAYS;
+            exported = Device.CPU;
+        } else if (options.copy() == CopyMode.NEVER) {
+            throw new BufferException("copy NEVER, but dl_device " + target + " needs a copy of " + array + " from "
+                    + source + " to the host");
+        } else {
+            copy = true;
+            exported = Device.CPU;
+        }
+        if (copy && !host && exported.type() != DeviceType.CPU) {
+            throw new BufferException("copy ALWAYS of " + array + " on " + source + " needs a copy on the device,"
+                    + " which datamem cannot make (its device backends copy only to the host): ask for dl_device"
+                    + " (CPU, 0)");
+        }
+        DType dtype = array.dtype();
+        checkDtype(dtype, produced, versioned);
+        if (!versioned && array.isReadOnly() && !copy) {
+            throw new BufferException("cannot export read-only " + array + " as a legacy DLManagedTensor, which"
+                    + " cannot say read-only: the consumer must ask for DLPack >= 1.0 (max_version), or a copy");
+        }
+        if (!copy) {
+            checkStrides(array);
+        }
+        synchronize(array, block, interchange, exported, options.stream(), copy);
+        BufferView view = null;
+        NDArray owned = null;
+        try {
+            if (copy) {
+                owned = host ? hostCopy(array) : deviceToHost(array, block, interchange);
+                if (exported.type() != DeviceType.CPU) {
+                    Device copyDevice = dlpackDevice(owned);
+                    if (!copyDevice.equals(exported)) {
+                        throw new BufferException("copy ALWAYS of " + array + " on " + exported + ": the copy was"
+                                + " allocated through handler '" + owned.handler().name() + "' on " + copyDevice
+                                + "; bind a handler of " + exported + " (or ask for dl_device (CPU, 0))");
+                    }
+                }
+            } else {
+                view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+            }
+            NDArray shared = copy ? owned : array;
+            long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0);
+            return write(shared, exported, produced, versioned, flags, view, owned);
+        } catch (RuntimeException | Error e) {
+            if (view != null) {
+                view.release();
+            }
+            if (owned != null) {
+                owned.close();
+            }
+            throw e;
+        }
+    }
+
+    private static void checkDtype(DType dtype, DLPackVersion produced, boolean versioned) {
+        if ((long) dtype.dlpackBits() * dtype.dlpackLanes() != dtype.itemSize() * 8L) {
+            throw new BufferException("dtype " + dtype + ": DLPack bits x lanes " + dtype.dlpackBits() + " x "
+                    + dtype.dlpackLanes() + " does not describe its " + dtype.itemSize() + "-byte items");
+        }
+        int code = dtype.dlpackCode();
+        if (code >= 7 && code <= 17 && (!versioned || produced.compareTo(DLPackVersion.CURRENT) < 0)) {
+            throw new BufferException("dtype " + dtype + " has DLPack type code " + code + ", defined in DLPack 1.1,"
+                    + " but the consumer reads at most " + (versioned ? "DLPack " + produced : "legacy DLPack"));
+        }
+        if (code > 17 && code != DType.DL_OPAQUE_HANDLE) {
+            throw new BufferException("dtype " + dtype + " has DLPack type code " + code + ", which DLPack "
+                    + DLPackVersion.CURRENT + " does not define");
+        }
+    }
+
+    private static void checkStrides(NDArray array) {
+        long item = array.dtype().itemSize();
+        long[] strides = array.strides();
+        long[] shape = array.shape();
+        for (int i = 0; i < strides.length; i++) {
+            if (strides[i] % item != 0 && shape[i] > 1) {
+                throw new BufferException(array + ": stride " + strides[i] + " bytes of axis " + i + " is not a"
+                        + " multiple of the item size " + item + " (DLPack counts strides in elements); export a copy");
+            }
+        }
+    }
+
+    private static void synchronize(NDArray array, MemorySegment block, DeviceInterchange interchange,
+                                    Device exported, OptionalLong stream, boolean copy) {
+        if (stream.isPresent() && exported.type() == DeviceType.CPU) {
+            throw new IllegalArgumentException("stream: " + stream.getAsLong() + " (expected: none for a tensor on"
+                    + " the CPU, as DLPack requires)");
+        }
+        if (copy) {
+            return; // the backend's copyToHost completes the data before returning
+        }
+        if (interchange == null) {
+            if (stream.isPresent()) {
+                throw new IllegalArgumentException("stream: " + stream.getAsLong() + " given, but " + array
+                        + " has no device backend to synchronise with (its handler's traits carry no"
+                        + " DeviceInterchange)");
+            }
+            return;
+        }
+        if (stream.isPresent() && stream.getAsLong() == -1) {
+            return;
+        }
+        interchange.synchronize(block, stream);
+    }
+
+    private static NDArray hostCopy(NDArray array) {
+        DataMemHandler current = DataMem.current();
+        if (!current.traits().hostAccessible()) {
+            throw new BufferException("a host copy of " + array + " is needed, but the current handler '"
+                    + current.name() + "' allocates memory the host cannot access; bind a host handler");
+        }
+        return array.copy();
+    }
+
+    private static NDArray deviceToHost(NDArray array, MemorySegment block, DeviceInterchange interchange) {
+        if (interchange == null) {
+            throw new BufferException(array + " is on " + array.traits().device() + ", but its handler's traits carry"
+                    + " no DeviceInterchange to copy it to the host");
+        }
+        DataMemHandler current = DataMem.current();
+        if (!current.traits().hostAccessible()) {
+            throw new BufferException("a host copy of " + array + " is needed, but the current handler '"
+                    + current.name() + "' allocates memory the host cannot access; bind a host handler");
+        }
+        NDArray out = NDArray.empty(array.dtype(), array.shape());
+        try {
+            if (array.size() == 0) {
+                return out;
+            }
+            if (array.isCContiguous()) {
+                interchange.copyToHost(block, array.byteOffset(), out.segment(), array.byteSize());
+                return out;
+            }
+            long[] shape = array.shape();
+            long[] strides = array.strides();
+            long lo = 0;
+            long hi = 0;
+            for (int i = 0; i < shape.length; i++) {
+                long extent = strides[i] * (shape[i] - 1);
+                if (extent < 0) {
+                    lo += extent;
+                } else {
+                    hi += extent;
+                }
+            }
+            long span = hi - lo + array.dtype().itemSize();
+            try (Arena staging = current.openArena()) {
+                MemorySegment stage = staging.allocate(span, Math.max(8, array.dtype().alignment()));
+                interchange.copyToHost(block, array.byteOffset() + lo, stage, span);
+                out.copyFrom(NDArray.wrap(stage, array.dtype(), shape, strides, -lo));
+            }
+            return out;
+        } catch (RuntimeException | Error e) {
+            out.close();
+            throw e;
+        }
+    }
+
+    private static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
+                                       long flags, BufferView view, NDArray owned) {
+        long[] shape = shared.shape();
+        long[] byteStrides = shared.strides();
+        int ndim = shape.length;
+        long item = shared.dtype().itemSize();
+        long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();
+        long byteSize = header + 16L * ndim;
+        DataMemAllocator meta = DataMem.builtinDefault().allocator();
+        MemorySegment raw = meta.malloc(byteSize);
+        if (raw.address() == 0) {
+            throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
+        }
+        MemorySegment m = raw.reinterpret(byteSize);
+        long id = DLPackExports.nextId();
+        long t = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"))
+                : 0;
+        MemorySegment shapePtr = m.asSlice(header, 8L * ndim);
+        MemorySegment stridesPtr = m.asSlice(header + 8L * ndim, 8L * ndim);
+        for (int i = 0; i < ndim; i++) {
+            shapePtr.setAtIndex(JAVA_LONG, i, shape[i]);
+            stridesPtr.setAtIndex(JAVA_LONG, i, byteStrides[i] / item);
+        }
+        boolean empty = shared.size() == 0;
+        m.set(JAVA_LONG, t, empty ? 0 : shared.address() - shared.byteOffset());
+        m.set(JAVA_INT, t + 8, device.type().code());
+        m.set(JAVA_INT, t + 12, device.id());
+        m.set(JAVA_INT, t + 16, ndim);
+        m.set(JAVA_BYTE, t + 20, (byte) shared.dtype().dlpackCode());
+        m.set(JAVA_BYTE, t + 21, (byte) shared.dtype().dlpackBits());
+        m.set(JAVA_SHORT, t + 22, (short) shared.dtype().dlpackLanes());
+        m.set(ADDRESS, t + 24, shapePtr);
+        m.set(ADDRESS, t + 32, stridesPtr);
+        m.set(JAVA_LONG, t + 40, empty ? 0 : shared.byteOffset());
+        if (versioned) {
+            m.set(JAVA_INT, 0, version.major());
+            m.set(JAVA_INT, 4, version.minor());
+            m.set(JAVA_LONG, 8, id);
+            m.set(ADDRESS, 16, DLPackExports.DELETER);
+            m.set(JAVA_LONG, 24, flags);
+        } else {
+            m.set(JAVA_LONG, 48, id);
+            m.set(ADDRESS, 56, DLPackExports.DELETER);
+        }
+        DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
+        return m;
+    }
+
+    /**
+     * {@code __dlpack_device__}: where an array's memory is, as DLPack names devices.
+     *
+     * @param array the array
+     * @return the device its memory's backend reports for it, else its traits' device
+     *         ({@code (CPU, 0)} for host memory)
+     * @throws NullPointerException  if {@code array} is null
+     * @throws IllegalStateException if the array is closed
+     */
+    public static Device dlpackDevice(NDArray array) {
+        Objects.requireNonNull(array, "array");
+        long block = array.address() - array.byteOffset();
+        MemoryTraits traits = array.traits();
+        DeviceInterchange interchange = traits.interchange();
+        return interchange == null ? traits.device() : interchange.dlpackDevice(MemorySegment.ofAddress(block), traits);
+    }
+
+    /**
+     * The number of tensors exported whose deleter has not been called yet.
+     *
+     * @return live exports, across the JVM
+     */
+    public static long outstandingExports() {
+        return DLPackExports.outstanding();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Import
+
+    /**
+     * {@code from_dlpack}: takes ownership of a producer's tensor as an owning array, without
+     * copying. Every field is validated before ownership is taken; on any exception the tensor
+     * stays the caller's, who must then call its deleter (for example with
+     * {@link #release(MemorySegment, boolean)}; DLPack asks consumers to do so for a tensor of an
+     * unsupported major version).
+     *
+     * <p>The array's handler is named {@value #HANDLER_NAME}; closing the array, or its collection
+     * when unreachable, calls the producer's deleter exactly once (a NULL deleter is never called).
+     * A tensor flagged {@link #FLAG_READ_ONLY} becomes a read-only array. The array's traits
+     * follow the tensor's device: host memory for {@code kDLCPU}, host-pinned for
+     * {@code kDLCUDAHost}/{@code kDLROCMHost}, managed for {@code kDLCUDAManaged}, and device
+     * memory the host does not touch for every other device type ({@code kDLOneAPI} included: its
+     * USM kind is unknown). Strides of NULL mean C order.
+     *
+     * @param managed   a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
+     * @param versioned which of the two it is
+     * @return the owning array
+     * @throws NullPointerException     if {@code managed} is null
+     * @throws IllegalArgumentException if {@code managed} is NULL or not a native segment
+     * @throws BufferException          if the tensor is rejected (ownership stays with the caller):
+     *                                  a major version other than {@value #MAJOR_VERSION}, unknown
+     *                                  flag bits, an unknown device type or negative device id,
+     *                                  ndim outside 0..{@value NDArray#MAX_NDIM}, a NULL shape for
+     *                                  ndim &gt; 0, a negative dimension, an unknown dtype, NULL data
+     *                                  with elements, strides, a byte offset or a size whose
+     *                                  elements would reach outside the address space
+     */
+    public static NDArray fromDLPack(MemorySegment managed, boolean versioned) {
+        Objects.requireNonNull(managed, "managed");
+        if (!managed.isNative() || managed.address() == 0) {
+            throw new IllegalArgumentException("managed: " + (managed.isNative() ? "NULL" : "a heap segment")
+                    + " (expected: a native DLManagedTensor" + (versioned ? "Versioned" : "") + " pointer)");
+        }
+        MemorySegment m = managed.reinterpret(versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize()
+                : DL_MANAGED_TENSOR.byteSize());
+        long t = 0;
+        long flags = 0;
+        MemorySegment deleter;
+        if (versioned) {
+            int major = m.get(JAVA_INT, 0);
+            int minor = m.get(JAVA_INT, 4);
+            if (major != MAJOR_VERSION) {
+                throw reject("DLPack version " + Integer.toUnsignedString(major) + "." + Integer.toUnsignedString(minor)
+                        + ": major version " + Integer.toUnsignedString(major) + " is not supported (expected: "
+                        + MAJOR_VERSION + "; only its deleter may be used: call it)");
+            }
+            flags = m.get(JAVA_LONG, 24);
+            if ((flags & ~KNOWN_FLAGS) != 0) {
+                throw reject("flags 0x" + Long.toHexString(flags) + " has unknown bits 0x"
+                        + Long.toHexString(flags & ~KNOWN_FLAGS) + " (DLPack " + DLPackVersion.CURRENT + " defines"
+                        + " READ_ONLY 0x1, IS_COPIED 0x2, IS_SUBBYTE_TYPE_PADDED 0x4)");
+            }
+            deleter = m.get(ADDRESS, 16);
+            t = DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
+        } else {
+            deleter = m.get(ADDRESS, 56);
+        }
+        long data = m.get(JAVA_LONG, t);
+        int deviceType = m.get(JAVA_INT, t + 8);
+        int deviceId = m.get(JAVA_INT, t + 12);
+        int ndim = m.get(JAVA_INT, t + 16);
+        int code = m.get(JAVA_BYTE, t + 20) & 0xFF;
+        int bits = m.get(JAVA_BYTE, t + 21) & 0xFF;
+        int lanes = m.get(JAVA_SHORT, t + 22) & 0xFFFF;
+        long shapePtr = m.get(JAVA_LONG, t + 24);
+        long stridesPtr = m.get(JAVA_LONG, t + 32);
+        long byteOffset = m.get(JAVA_LONG, t + 40);
+
+        DeviceType type;
+        try {
+            type = DeviceType.ofCode(deviceType);
+        } catch (IllegalArgumentException e) {
+            throw reject("device type " + deviceType + " is unknown to DLPack " + DLPackVersion.CURRENT);
+        }
+        if (deviceId < 0) {
+            throw reject("device id " + deviceId + " (expected: >= 0)");
+        }
+        if (ndim < 0 || ndim > NDArray.MAX_NDIM) {
+            throw reject("ndim " + ndim + " (expected: 0.." + NDArray.MAX_NDIM + ")");
+        }
+        if (shapePtr == 0 && ndim > 0) {
+            throw reject("shape is NULL for ndim " + ndim);
+        }
+        Optional<DType> found = lookupDtype(code, bits, lanes);
+        if (found.isEmpty()) {
+            throw reject("dtype (code " + code + ", bits " + bits + ", lanes " + lanes + ") is unknown (datamem"
+                    + " imports bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128 and the registered"
+                    + " custom dtypes " + CustomDTypes.registered() + ")");
+        }
+        DType dtype = found.get();
+        long item = dtype.itemSize();
+        long[] shape = ndim == 0 ? new long[0] : MemorySegment.ofAddress(shapePtr).reinterpret(8L * ndim)
+                .toArray(JAVA_LONG);
+        long[] elementStrides = stridesPtr == 0 || ndim == 0 ? null
+                : MemorySegment.ofAddress(stridesPtr).reinterpret(8L * ndim).toArray(JAVA_LONG);
+        long count = 1;
+        for (int i = 0; i < ndim; i++) {
+            if (shape[i] < 0) {
+                throw reject("shape[" + i + "] " + shape[i] + " (expected: >= 0) in shape " + Arrays.toString(shape));
+            }
+            count = shape[i] == 0 || count == 0 ? 0 : mulOrReject(count, shape[i], "shape " + Arrays.toString(shape));
+        }
+        if (count > 0) {
+            mulOrReject(count, item, "shape " + Arrays.toString(shape) + " of " + dtype);
+        }
+        long[] byteStrides = new long[ndim];
+        if (elementStrides == null) {
+            long acc = item;
+            for (int i = ndim - 1; i >= 0; i--) {
+                byteStrides[i] = acc;
+                acc = shape[i] == 0 ? acc : mulOrReject(acc, Math.max(shape[i], 1), "shape " + Arrays.toString(shape));
+            }
+        } else {
+            for (int i = 0; i < ndim; i++) {
+                byteStrides[i] = mulOrReject(elementStrides[i], item, "strides " + Arrays.toString(elementStrides));
+            }
+        }
+        if (byteOffset < 0) {
+            throw reject("byte_offset " + Long.toUnsignedString(byteOffset) + " reaches outside the address space");
+        }
+        if (count > 0 && data == 0) {
+            throw reject("data is NULL for " + count + " element(s)");
+        }
+        long lo = 0;
+        long hi = 0;
+        if (count > 0) {
+            for (int i = 0; i < ndim; i++) {
+                long extent = mulOrReject(byteStrides[i], shape[i] - 1, "strides " + Arrays.toString(byteStrides)
+                        + " with shape " + Arrays.toString(shape));
+                if (extent < 0) {
+                    lo = addOrReject(lo, extent, "strides");
+                } else {
+                    hi = addOrReject(hi, extent, "strides");
+                }
+            }
+        }
+        long limit = DataMemAllocator.MAX_BYTE_SIZE;
+        long base = data + byteOffset;
+        boolean inside = data >= 0 && data + byteOffset >= data // no wrap
+                && (count == 0 || (base + lo >= 0 && hi <= Long.MAX_VALUE - item - base && base + hi + item <= limit
+                && hi - lo + item <= limit));
+        if (!inside) {
+            throw reject("data 0x" + Long.toHexString(data) + " + byte_offset " + Long.toUnsignedString(byteOffset)
+                    + " with strides " + Arrays.toString(elementStrides) + " (elements) and shape "
+                    + Arrays.toString(shape) + " reaches bytes [" + lo + ", " + (hi + item) + ") around it, outside"
+                    + " the address space");
+        }
+        boolean readOnly = (flags & FLAG_READ_ONLY) != 0;
+        MemoryTraits traits = importTraits(type, deviceId, count == 0 ? data : base + lo);
+        DLPackImport allocator = new DLPackImport(managed, deleter, traits);
+        DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, allocator);
+        long blockAddress = count == 0 ? data : base + lo;
+        long allocated = count == 0 ? 0 : hi - lo + item;
+        return ArrayAccess.adopter().adopt(handler, MemorySegment.ofAddress(blockAddress), allocated, dtype, shape,
+                byteStrides, count == 0 ? 0 : -lo, readOnly);
+    }
+
+    private static Optional<DType> lookupDtype(int code, int bits, int lanes) {
+        for (DType d : DType.builtins()) {
+            if (d.dlpackCode() == code && d.dlpackBits() == bits && d.dlpackLanes() == lanes) {
+                return Optional.of(d);
+            }
+        }
+        Optional<DType> custom = CustomDTypes.ofDlpack(code, bits, lanes);
+        if (custom.isPresent() && (long) bits * lanes != custom.get().itemSize() * 8L) {
+            return Optional.empty();
+        }
+        return custom;
+    }
+
+    private static MemoryTraits importTraits(DeviceType type, int deviceId, long block) {
+        Device device = new Device(type, deviceId);
+        MemoryKind kind = switch (type) {
+            case CPU -> MemoryKind.HOST;
+            case CUDA_HOST, ROCM_HOST -> MemoryKind.HOST_PINNED;
+            case CUDA_MANAGED -> MemoryKind.MANAGED;
+            default -> MemoryKind.DEVICE;
+        };
+        return new MemoryTraits(kind, device, kind.hostAccessible(), Checks.alignmentOf(block), Libc.pageSize());
+    }
+
+    private static long mulOrReject(long a, long b, String what) {
+        try {
+            return Math.multiplyExact(a, b);
+        } catch (ArithmeticException e) {
+            throw reject(what + " overflows a 64-bit byte count");
+        }
+    }
+
+    private static long addOrReject(long a, long b, String what) {
+        try {
+            return Math.addExact(a, b);
+        } catch (ArithmeticException e) {
+            throw reject(what + " overflow a 64-bit byte count");
+        }
+    }
+
+    private static BufferException reject(String why) {
+        return new BufferException("DLPack tensor rejected, ownership stays with the caller: " + why);
+    }
+
+    /**
+     * Calls a tensor's deleter: what a consumer does with a tensor it will not use (one
+     * {@link #fromDLPack} rejected, say). Reads only the fields DLPack keeps stable across major
+     * versions. A NULL deleter is not called.
+     *
+     * @param managed   a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
+     * @param versioned which of the two it is
+     * @throws NullPointerException     if {@code managed} is null
+     * @throws IllegalArgumentException if {@code managed} is NULL or not a native segment
+     */
+    public static void release(MemorySegment managed, boolean versioned) {
+        Objects.requireNonNull(managed, "managed");
+        if (!managed.isNative() || managed.address() == 0) {
+            throw new IllegalArgumentException("managed: " + (managed.isNative() ? "NULL" : "a heap segment")
+                    + " (expected: a native DLManagedTensor" + (versioned ? "Versioned" : "") + " pointer)");
+        }
+        MemorySegment m = managed.reinterpret(versioned ? 24 : DL_MANAGED_TENSOR.byteSize());
+        MemorySegment deleter = m.get(ADDRESS, versioned ? 16 : 56);
+        DLPackImport.callDeleter(deleter, MemorySegment.ofAddress(managed.address()));
+    }
+}

@@ -1,0 +1,104 @@
+package io.datamem.dlpack;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.array.NDArray;
+import io.datamem.buffer.BufferView;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * The tensors exported and not yet deleted, and the deleter every one of them carries: an FFM
+ * upcall stub in the global arena, so it stays callable for the life of the JVM, from any thread,
+ * whether or not Java still references the array.
+ *
+ * <p>Each live export is held strongly here (its buffer view pins the array's memory, or it owns
+ * a copy) until the consumer calls the deleter, which removes it exactly once: a second call for
+ * the same tensor finds nothing and is logged, never a double release.
+ */
+final class DLPackExports {
+
+    private static final System.Logger LOG = System.getLogger("io.datamem.dlpack.DLPack");
+
+    /** An exported tensor: what keeps its data alive, and its native struct. */
+    record Export(long id, BufferView view, NDArray copy, DataMemAllocator metadataAllocator, long metadata,
+                  long metadataByteSize) {
+
+        void release() {
+            try {
+                if (view != null) {
+                    view.release();
+                }
+            } finally {
+                try {
+                    if (copy != null) {
+                        copy.close();
+                    }
+                } finally {
+                    metadataAllocator.free(MemorySegment.ofAddress(metadata), metadataByteSize);
+                }
+            }
+        }
+    }
+
+    private static final ConcurrentHashMap<Long, Export> LIVE = new ConcurrentHashMap<>();
+    private static final AtomicLong IDS = new AtomicLong();
+
+    /** {@code void deleter(DLManagedTensor(Versioned) *self)}. */
+    static final MemorySegment DELETER;
+
+    static {
+        try {
+            DELETER = Linker.nativeLinker().upcallStub(
+                    MethodHandles.lookup().findStatic(DLPackExports.class, "deleter",
+                            MethodType.methodType(void.class, MemorySegment.class)),
+                    FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private DLPackExports() {
+    }
+
+    static long nextId() {
+        return IDS.incrementAndGet();
+    }
+
+    static void register(Export export) {
+        LIVE.put(export.metadata(), export);
+    }
+
+    static long outstanding() {
+        return LIVE.size();
+    }
+
+    /** The upcall. Nothing may escape it: an exception crossing into native code ends the JVM. */
+    private static void deleter(MemorySegment self) {
+        try {
+            Export export = LIVE.remove(self.address());
+            if (export == null) {
+                LOG.log(System.Logger.Level.ERROR, "datamem: DLPack deleter called for 0x"
+                        + Long.toHexString(self.address()) + ", which is not a live tensor datamem exported"
+                        + " (a second call, or a foreign pointer); ignored");
+                return;
+            }
+            export.release();
+        } catch (Throwable t) {
+            try {
+                LOG.log(System.Logger.Level.ERROR, "datamem: DLPack deleter failed for 0x"
+                        + Long.toHexString(self.address()), t);
+            } catch (Throwable ignored) {
+                // Nothing can be done: never let anything reach the native caller.
+            }
+        }
+    }
+}
