@@ -4,6 +4,8 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.MemoryTraits;
+import io.datamem.AllocationRefusal;
+import io.datamem.LimitExceededException;
 import io.datamem.OutOfNativeMemoryException;
 
 import java.lang.foreign.MemorySegment;
@@ -87,6 +89,7 @@ public final class NDArray implements AutoCloseable {
      *                                     {@value #MAX_NDIM} axes, or the byte size overflows or
      *                                     exceeds {@link DataMemAllocator#MAX_BYTE_SIZE}
      * @throws OutOfNativeMemoryException  if the handler's allocator returned NULL
+     * @throws LimitExceededException      if a limiting adaptor of the handler refused the request
      * @throws IllegalStateException       if no handler is bound and the configured default cannot be
      *                                     resolved
      */
@@ -105,6 +108,7 @@ public final class NDArray implements AutoCloseable {
      *                                    {@value #MAX_NDIM} axes, or the byte size overflows or exceeds
      *                                    {@link DataMemAllocator#MAX_BYTE_SIZE}
      * @throws OutOfNativeMemoryException if the handler's allocator returned NULL
+     * @throws LimitExceededException     if a limiting adaptor of the handler refused the request
      * @throws IllegalStateException      if no handler is bound and the configured default cannot be
      *                                    resolved
      */
@@ -118,10 +122,10 @@ public final class NDArray implements AutoCloseable {
         long count = elementCount(s);
         long byteSize = byteSizeOf(dtype, s, count);
         DataMemAllocator allocator = handler.allocator();
+        AllocationRefusal.clear();
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
         if (block.address() == 0) {
-            throw new OutOfNativeMemoryException(handler.name(), byteSize, handler.traits().byteAlignment(),
-                    zeroed ? "calloc" : "malloc");
+            throw AllocationRefusal.failure(handler, byteSize, zeroed ? "calloc" : "malloc");
         }
         try {
             return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0);
@@ -798,6 +802,7 @@ public final class NDArray implements AutoCloseable {
      *
      * @return the copy
      * @throws OutOfNativeMemoryException    if the allocation fails
+     * @throws LimitExceededException        if a limiting adaptor of the handler refused the request
      * @throws UnsupportedOperationException if the memory is on a device
      * @throws IllegalStateException         if the array is closed
      */
@@ -1000,6 +1005,8 @@ public final class NDArray implements AutoCloseable {
      *                                    memory), is not C-contiguous, is closed, has a buffer export
      *                                    held, or a segment over it is in use by a native call
      * @throws IllegalArgumentException   if the new shape is invalid
+     * @throws LimitExceededException    if a limiting adaptor of the handler refused the request; the
+     *                                    array keeps its old shape and contents
      * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
      *                                    contents
      */
@@ -1029,12 +1036,12 @@ public final class NDArray implements AutoCloseable {
             long oldBytes = byteSize();
             memory.invalidate();
             MemorySegment old = MemorySegment.ofAddress(memory.address());
+            AllocationRefusal.clear();
             MemorySegment moved = handler.allocator().realloc(old, oldAllocated, newBytes);
             if (moved.address() == 0) {
                 memory.reattach();
                 data = memory.data();
-                throw new OutOfNativeMemoryException(handler.name(), newBytes, handler.traits().byteAlignment(),
-                        "realloc");
+                throw AllocationRefusal.failure(handler, newBytes, "realloc");
             }
             memory.reattach(moved.address(), newBytes);
             data = memory.data();
