@@ -1,13 +1,33 @@
 import io.datamem.impl.internal.AlignedProvider;
+import io.datamem.impl.internal.FaultsProvider;
+import io.datamem.impl.internal.GuardProvider;
+import io.datamem.impl.internal.JfrProvider;
+import io.datamem.impl.internal.LimitProvider;
+import io.datamem.impl.internal.LogProvider;
 import io.datamem.impl.internal.StatsProvider;
+import io.datamem.impl.internal.TrackingProvider;
 
 /**
  * datamem's CPU backends and adaptors.
+ *
+ * <p>Micrometer is optional ({@code requires static}): only {@code io.datamem.impl.micrometer} uses
+ * it, and it is transitive so that users of that package read it. It has no module descriptor, only
+ * an automatic-module name, hence the suppressed warning.
  */
+@SuppressWarnings("requires-transitive-automatic")
 module io.datamem.impl {
     requires transitive io.datamem.api;
+    requires jdk.jfr;
+    requires static transitive micrometer.core;
 
     exports io.datamem.impl;
+    exports io.datamem.impl.micrometer;
 
-    provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider;
+    provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider,
+            TrackingProvider,
+            LimitProvider,
+            GuardProvider,
+            LogProvider,
+            FaultsProvider,
+            JfrProvider;
 }
