@@ -18,9 +18,10 @@ import java.lang.annotation.Target;
  * message holds the report: each leaked block with its size, thread, time and allocation stack
  * trace, and each violation with its address, sizes and kind.
  *
- * <p>The handler is {@code NAME+guard+tracking}: the handler named by {@link #value()} (any
- * provider name, {@code default_allocator} by default), wrapped by a {@link io.datamem.impl.GuardAdaptor}
- * and then a {@link TrackingAdaptor}. Put it on a class or a method (the method's wins). Tests may
+ * <p>The handler is built from the provider name {@link #value()} ({@code default_allocator} by
+ * default): a {@link io.datamem.impl.GuardAdaptor} right on its leaf, its own adaptors above the
+ * guard (so that they see the sizes callers ask for), and a {@link TrackingAdaptor} on top:
+ * {@code aligned64+stats} runs as {@code aligned64+guard+stats+tracking}. Put it on a class or a method (the method's wins). Tests may
  * take a {@link io.datamem.DataMemHandler}, {@link TrackingAdaptor},
  * {@link io.datamem.impl.GuardAdaptor} or {@link io.datamem.impl.StatisticsAdaptor} (when the name
  * has {@code +stats}) parameter to reach the handler's parts.

@@ -1,13 +1,13 @@
 package io.datamem.junit;
 
 import io.datamem.DataMem;
-import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.GuardAdaptor;
 import io.datamem.impl.GuardViolation;
 import io.datamem.impl.StatisticsAdaptor;
 import io.datamem.impl.TrackingAdaptor;
+import io.datamem.spi.ProviderTerm;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -22,6 +22,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * The JUnit 5 extension behind {@link CheckedMemory}; register it with {@code @CheckedMemory} (or
@@ -47,7 +48,9 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
     public record Checked(DataMemHandler handler, TrackingAdaptor tracking, GuardAdaptor guard) {
 
         /**
-         * Builds a checked handler: {@code name+guard+tracking}.
+         * Builds a checked handler: the leaf of {@code name}, a guard on it, the adaptors of
+         * {@code name} above the guard (so that they see the sizes callers ask for), and a tracker
+         * on top: {@code aligned64+stats} becomes {@code aligned64+guard+stats+tracking}.
          *
          * @param name        the handler to check, by provider name
          * @param stackTraces the tracker's stack-trace level
@@ -56,10 +59,17 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
          * @throws IllegalStateException    if a provider it needs is unavailable
          */
         public static Checked of(String name, TrackingAdaptor.StackTraces stackTraces) {
-            DataMemAllocator base = DataMem.createHandler(name).allocator();
-            GuardAdaptor guard = new GuardAdaptor(base);
-            TrackingAdaptor tracking = TrackingAdaptor.builder(guard).stackTraces(stackTraces).build();
-            return new Checked(DataMemHandler.of(name + "+guard+tracking", tracking), tracking, guard);
+            List<ProviderTerm> terms = ProviderTerm.split(name);
+            String leaf = terms.getFirst().text();
+            String adaptors = terms.stream().skip(1).map(ProviderTerm::text).collect(Collectors.joining("+"));
+            GuardAdaptor guard = new GuardAdaptor(DataMem.createHandler(leaf).allocator());
+            String full = leaf + "+guard" + (adaptors.isEmpty() ? "" : "+" + adaptors) + "+tracking";
+            AllocatorStack.Builder stack = AllocatorStack.on(guard);
+            if (!adaptors.isEmpty()) {
+                stack.with(adaptors);
+            }
+            TrackingAdaptor tracking = TrackingAdaptor.builder(stack.build()).stackTraces(stackTraces).build();
+            return new Checked(DataMemHandler.of(full, tracking), tracking, guard);
         }
 
         /**
