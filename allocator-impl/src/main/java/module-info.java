@@ -11,14 +11,12 @@ import io.datamem.impl.internal.TrackingProvider;
  * datamem's CPU backends and adaptors.
  *
  * <p>Micrometer is optional ({@code requires static}): only {@code io.datamem.impl.micrometer} uses
- * it, and it is transitive so that users of that package read it. It has no module descriptor, only
- * an automatic-module name, hence the suppressed warning.
+ * it; a module using that package requires {@code micrometer.core} itself.
  */
-@SuppressWarnings("requires-transitive-automatic")
 module io.datamem.impl {
     requires transitive io.datamem.api;
     requires jdk.jfr;
-    requires static transitive micrometer.core;
+    requires static micrometer.core;
 
     exports io.datamem.impl;
     exports io.datamem.impl.micrometer;

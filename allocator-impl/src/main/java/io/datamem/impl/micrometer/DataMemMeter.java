@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Meter;
  * {@value DataMemMetrics#TAG_VERSION} and {@value DataMemMetrics#TAG_MEMORY_KIND} ({@code host},
  * {@code host_pinned}, {@code device}, {@code managed}), plus any tags given to the binder.
  */
+@SuppressWarnings("exports") // Micrometer is an optional dependency: users of this package require it
 public enum DataMemMeter {
 
     /** Gauge, bytes: bytes allocated through the handler and not yet freed. */

@@ -38,6 +38,7 @@ import java.util.function.ToDoubleFunction;
  * handlers unique names within a registry (or add a distinguishing tag), since meters are
  * identified by name and tags. Thread-safe.
  */
+@SuppressWarnings("exports") // Micrometer is an optional dependency: users of this package require it
 public final class DataMemMetrics implements MeterBinder, AutoCloseable {
 
     /** The tag holding the handler's name. */
