@@ -28,18 +28,18 @@ public enum DataMemMeter {
     MEMORY_FREED("datamem.memory.freed", Meter.Type.COUNTER, "bytes",
             "All bytes freed, shrinking by realloc included"),
     /** Gauge: blocks allocated and not yet freed. */
-    ALLOCATIONS_LIVE("datamem.allocations.live", Meter.Type.GAUGE, "blocks",
+    ALLOCATIONS_LIVE("datamem.allocations.live", Meter.Type.GAUGE, null,
             "Blocks allocated and not yet freed"),
     /** Counter: successful malloc, calloc and realloc of NULL. */
-    ALLOCATIONS("datamem.allocations", Meter.Type.COUNTER, "allocations",
+    ALLOCATIONS("datamem.allocations", Meter.Type.COUNTER, null,
             "Successful allocations (malloc, calloc, realloc of NULL)"),
     /** Counter: frees of non-NULL pointers. */
-    FREES("datamem.frees", Meter.Type.COUNTER, "frees", "Blocks freed"),
+    FREES("datamem.frees", Meter.Type.COUNTER, null, "Blocks freed"),
     /** Counter: successful reallocations of existing blocks. */
-    REALLOCATIONS("datamem.reallocations", Meter.Type.COUNTER, "reallocations",
+    REALLOCATIONS("datamem.reallocations", Meter.Type.COUNTER, null,
             "Successful reallocations of existing blocks"),
     /** Counter: requests the allocator answered with NULL (exhaustion, a limit, an injected fault). */
-    FAILURES("datamem.allocation.failures", Meter.Type.COUNTER, "failures",
+    FAILURES("datamem.allocation.failures", Meter.Type.COUNTER, null,
             "Allocation requests that returned NULL"),
     /** Distribution summary, bytes: the size of each allocation made while the binder is bound. */
     ALLOCATION_SIZE("datamem.allocation.size", Meter.Type.DISTRIBUTION_SUMMARY, "bytes",
@@ -78,7 +78,7 @@ public enum DataMemMeter {
     /**
      * The base unit.
      *
-     * @return for example {@code bytes}
+     * @return {@code bytes}, or null for plain counts
      */
     public String baseUnit() {
         return baseUnit;
