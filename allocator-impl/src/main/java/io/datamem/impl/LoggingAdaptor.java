@@ -109,7 +109,7 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
      * @throws NullPointerException if an argument is null
      */
     public static LoggingAdaptor to(DataMemAllocator upstream, Writer out) {
-        return new LoggingAdaptor(upstream, Objects.requireNonNull(out, "out"), out.toString());
+        return new LoggingAdaptor(upstream, Objects.requireNonNull(out, "out"), out.getClass().getSimpleName());
     }
 
     private static void flushAllAtExit() {

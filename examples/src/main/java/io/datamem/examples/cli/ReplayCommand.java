@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -33,6 +34,10 @@ public final class ReplayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (!Files.isReadable(log)) {
+            throw new IllegalArgumentException("LOG: " + log + " (expected: a readable allocation log, written by"
+                    + " a handler with +log=FILE)");
+        }
         List<AllocationLog.Entry> entries = AllocationLog.read(log);
         List<String> names = handlers == null || handlers.isEmpty() ? List.of(DataMem.current().name()) : handlers;
         System.out.println("datamem replay: " + log + ", " + entries.size() + " operations");
