@@ -4,6 +4,8 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.MemoryTraits;
+import io.datamem.AllocationRefusal;
+import io.datamem.LimitExceededException;
 import io.datamem.OutOfNativeMemoryException;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferExporter;
@@ -109,6 +111,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                     {@value #MAX_NDIM} axes, or the byte size overflows or
      *                                     exceeds {@link DataMemAllocator#MAX_BYTE_SIZE}
      * @throws OutOfNativeMemoryException  if the handler's allocator returned NULL
+     * @throws LimitExceededException      if a limiting adaptor of the handler refused the request
      * @throws IllegalStateException       if no handler is bound and the configured default cannot be
      *                                     resolved
      */
@@ -127,6 +130,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                    {@value #MAX_NDIM} axes, or the byte size overflows or exceeds
      *                                    {@link DataMemAllocator#MAX_BYTE_SIZE}
      * @throws OutOfNativeMemoryException if the handler's allocator returned NULL
+     * @throws LimitExceededException     if a limiting adaptor of the handler refused the request
      * @throws IllegalStateException      if no handler is bound and the configured default cannot be
      *                                    resolved
      */
@@ -140,10 +144,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long count = elementCount(s);
         long byteSize = byteSizeOf(dtype, s, count);
         DataMemAllocator allocator = handler.allocator();
+        AllocationRefusal.clear();
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
         if (block.address() == 0) {
-            throw new OutOfNativeMemoryException(handler.name(), byteSize, handler.traits().byteAlignment(),
-                    zeroed ? "calloc" : "malloc");
+            throw AllocationRefusal.failure(handler, byteSize, zeroed ? "calloc" : "malloc");
         }
         try {
             return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
@@ -865,6 +869,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *
      * @return the copy
      * @throws OutOfNativeMemoryException    if the allocation fails
+     * @throws LimitExceededException        if a limiting adaptor of the handler refused the request
      * @throws UnsupportedOperationException if the memory is on a device
      * @throws IllegalStateException         if the array is closed
      */
@@ -1075,6 +1080,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the handler's allocator cannot reallocate (an imported
      *                                    DLPack tensor); the array keeps its old shape and contents
      * @throws IllegalArgumentException   if the new shape is invalid
+     * @throws LimitExceededException    if a limiting adaptor of the handler refused the request; the
+     *                                    array keeps its old shape and contents
      * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
      *                                    contents
      */
@@ -1108,6 +1115,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             memory.invalidate();
             MemorySegment old = MemorySegment.ofAddress(memory.address());
             MemorySegment moved;
+            AllocationRefusal.clear();
             try {
                 moved = handler.allocator().realloc(old, oldAllocated, newBytes);
             } catch (RuntimeException | Error e) {
@@ -1118,8 +1126,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (moved.address() == 0) {
                 memory.reattach();
                 data = memory.data();
-                throw new OutOfNativeMemoryException(handler.name(), newBytes, handler.traits().byteAlignment(),
-                        "realloc");
+                throw AllocationRefusal.failure(handler, newBytes, "realloc");
             }
             memory.reattach(moved.address(), newBytes);
             data = memory.data();

@@ -2,7 +2,7 @@ package io.datamem.internal;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
-import io.datamem.OutOfNativeMemoryException;
+import io.datamem.AllocationRefusal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -57,9 +57,10 @@ public final class HandlerArena implements Arena {
             throw new IllegalArgumentException("byteSize: " + byteSize + " with byteAlignment " + byteAlignment
                     + " (expected: at most " + DataMemAllocator.MAX_BYTE_SIZE + " bytes in all)");
         }
+        AllocationRefusal.clear();
         MemorySegment raw = pad == 0 ? allocator.calloc(1, total) : allocator.malloc(total);
         if (raw.address() == 0) {
-            throw new OutOfNativeMemoryException(handler.name(), total, Math.max(byteAlignment, guaranteedAlignment),
+            throw AllocationRefusal.failure(handler, total, Math.max(byteAlignment, guaranteedAlignment),
                     pad == 0 ? "calloc" : "malloc");
         }
         long aligned = Checks.alignUp(raw.address(), byteAlignment);

@@ -4,11 +4,13 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code datamem} command line: {@code datamem demo}, {@code datamem info}.
+ * The {@code datamem} command line: {@code datamem demo}, {@code datamem info}, {@code datamem replay},
+ * {@code datamem metrics}.
  */
 @Command(name = "datamem", mixinStandardHelpOptions = true, versionProvider = DatamemCli.Version.class,
         description = "Pluggable native-memory allocators for the JVM (NEP 49 for Java).",
-        subcommands = {DemoCommand.class, InfoCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, InfoCommand.class, ReplayCommand.class, MetricsCommand.class,
+                CommandLine.HelpCommand.class})
 public final class DatamemCli implements Runnable {
 
     @CommandLine.Spec

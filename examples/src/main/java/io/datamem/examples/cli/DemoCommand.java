@@ -79,7 +79,9 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("%-24s %12d %6d %16d %16d %12d %8d%n", e.getKey().name(), s.allocations(), s.frees(),
                     s.allocatedBytes(), s.freedBytes(), s.peakBytes(), s.currentBytes());
         }
-        boolean balanced = defaultStats.currentBytes() == 0 && alignedStats.currentBytes() == 0
+        out.println();
+        boolean profiled = ProfiledRun.run(out, elements);
+        boolean balanced = profiled && defaultStats.currentBytes() == 0 && alignedStats.currentBytes() == 0
                 && Math.abs(dot1 - dot2) <= 1e-9 * Math.abs(dot1);
         out.println();
         out.println(balanced ? "ok: both blocks computed the same result and every byte was freed"

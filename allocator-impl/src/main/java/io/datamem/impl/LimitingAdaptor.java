@@ -1,0 +1,222 @@
+package io.datamem.impl;
+
+import io.datamem.AllocationRefusal;
+import io.datamem.DataMemAllocator;
+import io.datamem.internal.Checks;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Caps the bytes in use through an upstream allocator. A request that would take them past the cap
+ * is refused: it returns {@code NULL} without calling the upstream, leaves the accounting unchanged,
+ * and notes the refusal with {@link AllocationRefusal#limitExceeded} so that arrays and arenas throw
+ * a {@link io.datamem.LimitExceededException} naming the cap, the bytes in use and the request.
+ *
+ * <p>The bytes are reserved before the upstream is called and released if it returns {@code NULL},
+ * so concurrent requests never overshoot the cap together. Sizes are those callers pass
+ * ({@code free(ptr, n)} releases {@code n}); a {@code realloc} reserves only its growth and releases
+ * its shrinkage once it succeeded. For a refused {@code realloc} the request named is the new size
+ * and the bytes in use exclude the block being resized. Thread-safe.
+ */
+public final class LimitingAdaptor implements AllocatorAdaptor {
+
+    private final DataMemAllocator upstream;
+    private final long limitBytes;
+    private final AtomicLong inUse = new AtomicLong();
+    private final LongAdder refusals = new LongAdder();
+
+    /**
+     * Wraps an upstream with a cap.
+     *
+     * @param upstream   the allocator to cap
+     * @param limitBytes the most bytes that may be in use at once, at least 0
+     * @throws NullPointerException     if {@code upstream} is null
+     * @throws IllegalArgumentException if {@code limitBytes} is negative
+     */
+    public LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
+        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
+    }
+
+    /**
+     * Parses a byte count with an optional binary suffix: {@code 1048576}, {@code 64k}, {@code 64m},
+     * {@code 1g}, {@code 2t} (powers of 1024; {@code kb}, {@code mb}, {@code gb}, {@code tb} and
+     * {@code kib}.. {@code tib} too, in any case).
+     *
+     * @param text the text
+     * @return the byte count
+     * @throws IllegalArgumentException if the text is not such a count, is negative, or overflows
+     */
+    public static long parseByteCount(String text) {
+        String t = text.strip().toLowerCase(Locale.ROOT);
+        int end = t.length();
+        while (end > 0 && Character.isLetter(t.charAt(end - 1))) {
+            end--;
+        }
+        String digits = t.substring(0, end).strip();
+        String suffix = t.substring(end);
+        int shift = switch (suffix) {
+            case "", "b" -> 0;
+            case "k", "kb", "kib" -> 10;
+            case "m", "mb", "mib" -> 20;
+            case "g", "gb", "gib" -> 30;
+            case "t", "tb", "tib" -> 40;
+            default -> throw new IllegalArgumentException("byte count: '" + text
+                    + "' (expected: a number with an optional suffix k, m, g or t, powers of 1024)");
+        };
+        long value;
+        try {
+            value = Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("byte count: '" + text
+                    + "' (expected: a number with an optional suffix k, m, g or t, powers of 1024)");
+        }
+        if (value < 0 || (shift > 0 && value > (Long.MAX_VALUE >> shift))) {
+            throw new IllegalArgumentException("byte count: '" + text + "' (expected: >= 0 and < 2^63 bytes)");
+        }
+        return value << shift;
+    }
+
+    @Override
+    public DataMemAllocator upstream() {
+        return upstream;
+    }
+
+    /**
+     * The cap.
+     *
+     * @return bytes
+     */
+    public long limitBytes() {
+        return limitBytes;
+    }
+
+    /**
+     * The bytes in use (reserved) now.
+     *
+     * @return bytes
+     */
+    public long inUseBytes() {
+        return inUse.get();
+    }
+
+    /**
+     * The requests refused for the cap so far.
+     *
+     * @return count
+     */
+    public long refusals() {
+        return refusals.sum();
+    }
+
+    @Override
+    public MemorySegment malloc(long byteSize) {
+        Checks.byteSize("byteSize", byteSize);
+        if (!reserve(byteSize, 0)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.malloc(byteSize);
+        } catch (RuntimeException | Error e) {
+            inUse.addAndGet(-byteSize);
+            throw e;
+        }
+        return settle(p, byteSize);
+    }
+
+    @Override
+    public MemorySegment calloc(long count, long elementByteSize) {
+        Checks.notNegative("count", count);
+        Checks.notNegative("elementByteSize", elementByteSize);
+        long byteSize = Checks.productOrMinusOne(count, elementByteSize);
+        if (byteSize < 0) {
+            return upstream.calloc(count, elementByteSize); // NULL: the product overflows
+        }
+        if (!reserve(byteSize, 0)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.calloc(count, elementByteSize);
+        } catch (RuntimeException | Error e) {
+            inUse.addAndGet(-byteSize);
+            throw e;
+        }
+        return settle(p, byteSize);
+    }
+
+    @Override
+    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Checks.byteSize("oldByteSize", oldByteSize);
+        Checks.byteSize("newByteSize", newByteSize);
+        long old = ptr.address() == 0 ? 0 : oldByteSize;
+        long growth = newByteSize - old;
+        if (growth > 0 && !reserve(growth, old)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        } catch (RuntimeException | Error e) {
+            if (growth > 0) {
+                inUse.addAndGet(-growth);
+            }
+            throw e;
+        }
+        if (p.address() == 0) {
+            if (growth > 0) {
+                inUse.addAndGet(-growth); // roll back: the old block is untouched
+            }
+        } else if (growth < 0) {
+            inUse.addAndGet(growth);
+        }
+        return p;
+    }
+
+    @Override
+    public void free(MemorySegment ptr, long byteSize) {
+        Checks.notNegative("byteSize", byteSize);
+        upstream.free(ptr, byteSize);
+        if (ptr.address() != 0) {
+            inUse.addAndGet(-byteSize);
+        }
+    }
+
+    /**
+     * Reserves {@code bytes} if that keeps the total within the cap; else notes the refusal.
+     *
+     * @param resizing the size of the block being resized (0 for a new block), for the message
+     */
+    private boolean reserve(long bytes, long resizing) {
+        long now = inUse.get();
+        while (true) {
+            if (bytes > limitBytes - now) {
+                refusals.increment();
+                AllocationRefusal.limitExceeded(bytes + resizing, limitBytes, now - resizing);
+                return false;
+            }
+            long witness = inUse.compareAndExchange(now, now + bytes);
+            if (witness == now) {
+                return true;
+            }
+            now = witness;
+        }
+    }
+
+    private MemorySegment settle(MemorySegment p, long byteSize) {
+        if (p.address() == 0) {
+            inUse.addAndGet(-byteSize); // roll back the reservation
+        }
+        return p;
+    }
+
+    @Override
+    public String toString() {
+        return "LimitingAdaptor[" + upstream + ", limit " + limitBytes + " bytes]";
+    }
+}

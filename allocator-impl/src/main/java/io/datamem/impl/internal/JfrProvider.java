@@ -1,0 +1,31 @@
+package io.datamem.impl.internal;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.JfrEventAdaptor;
+import io.datamem.spi.Availability;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+/** Provides {@code jfr}: JDK Flight Recorder events for every operation. */
+public final class JfrProvider extends AdaptorProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public JfrProvider() {
+        super("jfr", "jfr");
+    }
+
+    @Override
+    public Availability availability() {
+        return ModuleLayer.boot().findModule("jdk.jfr").isPresent()
+                ? Availability.AVAILABLE
+                : Availability.unavailable("this Java runtime has no jdk.jfr module (a jlink image without it?)");
+    }
+
+    @Override
+    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+        if (!term.text().equals("jfr")) {
+            throw malformed(term, context, "jfr, without arguments");
+        }
+        return new JfrEventAdaptor(upstream, context.handlerName());
+    }
+}

@@ -1,0 +1,30 @@
+package io.datamem.impl.internal;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.LimitingAdaptor;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+/** Provides {@code limit=BYTES}. */
+public final class LimitProvider extends AdaptorProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public LimitProvider() {
+        super("limit", "limit=BYTES (suffix k, m, g, t: powers of 1024)");
+    }
+
+    @Override
+    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+        String expected = "limit=BYTES, for example limit=1048576 or limit=64m";
+        if (term.argument().isEmpty()) {
+            throw malformed(term, context, expected);
+        }
+        long bytes;
+        try {
+            bytes = LimitingAdaptor.parseByteCount(term.argument());
+        } catch (IllegalArgumentException e) {
+            throw malformed(term, context, expected);
+        }
+        return new LimitingAdaptor(upstream, bytes);
+    }
+}

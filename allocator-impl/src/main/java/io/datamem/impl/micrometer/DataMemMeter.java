@@ -1,0 +1,95 @@
+package io.datamem.impl.micrometer;
+
+import io.micrometer.core.instrument.Meter;
+
+/**
+ * Every meter {@link DataMemMetrics} publishes, with its name, type, base unit and description.
+ * Names follow Micrometer's conventions (dot-separated, lower case, base units); a Prometheus
+ * registry renders {@code datamem.memory.used} as {@code datamem_memory_used_bytes} and
+ * {@code datamem.allocations} as {@code datamem_allocations_total}.
+ *
+ * <p>Every meter carries the tags {@value DataMemMetrics#TAG_HANDLER} (the handler's name),
+ * {@value DataMemMetrics#TAG_VERSION} and {@value DataMemMetrics#TAG_MEMORY_KIND} ({@code host},
+ * {@code host_pinned}, {@code device}, {@code managed}), plus any tags given to the binder.
+ */
+@SuppressWarnings("exports") // Micrometer is an optional dependency: users of this package require it
+public enum DataMemMeter {
+
+    /** Gauge, bytes: bytes allocated through the handler and not yet freed. */
+    MEMORY_USED("datamem.memory.used", Meter.Type.GAUGE, "bytes",
+            "Bytes allocated through the handler and not yet freed"),
+    /** Gauge, bytes: the highest {@link #MEMORY_USED} since the statistics began. */
+    MEMORY_PEAK("datamem.memory.peak", Meter.Type.GAUGE, "bytes",
+            "The most bytes in use at once since the statistics began"),
+    /** Counter, bytes: all bytes allocated, growth by realloc included. */
+    MEMORY_ALLOCATED("datamem.memory.allocated", Meter.Type.COUNTER, "bytes",
+            "All bytes allocated, growth by realloc included"),
+    /** Counter, bytes: all bytes freed, shrinking by realloc included. */
+    MEMORY_FREED("datamem.memory.freed", Meter.Type.COUNTER, "bytes",
+            "All bytes freed, shrinking by realloc included"),
+    /** Gauge: blocks allocated and not yet freed. */
+    ALLOCATIONS_LIVE("datamem.allocations.live", Meter.Type.GAUGE, null,
+            "Blocks allocated and not yet freed"),
+    /** Counter: successful malloc, calloc and realloc of NULL. */
+    ALLOCATIONS("datamem.allocations", Meter.Type.COUNTER, null,
+            "Successful allocations (malloc, calloc, realloc of NULL)"),
+    /** Counter: frees of non-NULL pointers. */
+    FREES("datamem.frees", Meter.Type.COUNTER, null, "Blocks freed"),
+    /** Counter: successful reallocations of existing blocks. */
+    REALLOCATIONS("datamem.reallocations", Meter.Type.COUNTER, null,
+            "Successful reallocations of existing blocks"),
+    /** Counter: requests the allocator answered with NULL (exhaustion, a limit, an injected fault). */
+    FAILURES("datamem.allocation.failures", Meter.Type.COUNTER, null,
+            "Allocation requests that returned NULL"),
+    /** Distribution summary, bytes: the size of each allocation made while the binder is bound. */
+    ALLOCATION_SIZE("datamem.allocation.size", Meter.Type.DISTRIBUTION_SUMMARY, "bytes",
+            "The size of each allocation");
+
+    private final String meterName;
+    private final Meter.Type type;
+    private final String baseUnit;
+    private final String description;
+
+    DataMemMeter(String meterName, Meter.Type type, String baseUnit, String description) {
+        this.meterName = meterName;
+        this.type = type;
+        this.baseUnit = baseUnit;
+        this.description = description;
+    }
+
+    /**
+     * The meter's name in Micrometer's convention.
+     *
+     * @return for example {@code datamem.memory.used}
+     */
+    public String meterName() {
+        return meterName;
+    }
+
+    /**
+     * The meter's type.
+     *
+     * @return gauge, counter or distribution summary
+     */
+    public Meter.Type type() {
+        return type;
+    }
+
+    /**
+     * The base unit.
+     *
+     * @return {@code bytes}, or null for plain counts
+     */
+    public String baseUnit() {
+        return baseUnit;
+    }
+
+    /**
+     * What the meter measures.
+     *
+     * @return one sentence
+     */
+    public String description() {
+        return description;
+    }
+}

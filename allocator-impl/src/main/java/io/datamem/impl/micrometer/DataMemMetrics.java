@@ -1,0 +1,255 @@
+package io.datamem.impl.micrometer;
+
+import io.datamem.DataMemHandler;
+import io.datamem.impl.AllocatorStack;
+import io.datamem.impl.StatisticsAdaptor;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Publishes the statistics of a handler to Micrometer: the {@link DataMemMeter meters} listed there,
+ * tagged with the handler's name, version and memory kind (never an object's hash code).
+ *
+ * <pre>{@code
+ * DataMemHandler h = DataMem.handler("aligned64+stats");
+ * try (DataMemMetrics metrics = DataMemMetrics.of(h)) {
+ *     metrics.bindTo(registry);
+ *     ...
+ * }                                   // removes the meters from every registry it was bound to
+ * }</pre>
+ *
+ * <p>The handler's stack must contain a {@link StatisticsAdaptor} ({@code +stats}). Gauges and
+ * counters read its figures when the registry polls them: they cost nothing per allocation. The
+ * {@link DataMemMeter#ALLOCATION_SIZE} summary records each allocation made while the binder is
+ * bound (an observer on the adaptor: one {@code record} call per allocation); when no binder is
+ * bound the adaptor pays one volatile read. Bind a binder to several registries if needed; give
+ * handlers unique names within a registry (or add a distinguishing tag), since meters are
+ * identified by name and tags. Thread-safe.
+ */
+@SuppressWarnings("exports") // Micrometer is an optional dependency: users of this package require it
+public final class DataMemMetrics implements MeterBinder, AutoCloseable {
+
+    /** The tag holding the handler's name. */
+    public static final String TAG_HANDLER = "handler";
+    /** The tag holding the handler's version. */
+    public static final String TAG_VERSION = "handler.version";
+    /** The tag holding the handler's memory kind, in lower case. */
+    public static final String TAG_MEMORY_KIND = "memory.kind";
+
+    private final StatisticsAdaptor statistics;
+    private final Tags tags;
+    private final boolean percentileHistogram;
+    private final Object lock = new Object();
+    // Guarded by 'lock'.
+    private final List<Bound> bound = new ArrayList<>();
+    private StatisticsAdaptor.Subscription subscription;
+    private volatile DistributionSummary[] summaries = new DistributionSummary[0];
+    private boolean closed;
+
+    private record Bound(MeterRegistry registry, List<Meter> meters) {
+    }
+
+    private DataMemMetrics(Builder b) {
+        this.statistics = b.statistics;
+        this.tags = Tags.of(TAG_HANDLER, b.handler.name(), TAG_VERSION, Integer.toString(b.handler.version()),
+                TAG_MEMORY_KIND, b.handler.traits().kind().name().toLowerCase(Locale.ROOT)).and(b.extraTags);
+        this.percentileHistogram = b.percentileHistogram;
+    }
+
+    /**
+     * A binder for a handler's statistics, with the standard tags.
+     *
+     * @param handler a handler whose stack contains a {@link StatisticsAdaptor}
+     * @return the binder
+     * @throws NullPointerException     if {@code handler} is null
+     * @throws IllegalArgumentException if the handler has no statistics
+     */
+    public static DataMemMetrics of(DataMemHandler handler) {
+        return builder(handler).build();
+    }
+
+    /**
+     * A builder for a handler's binder.
+     *
+     * @param handler a handler whose stack contains a {@link StatisticsAdaptor}
+     * @return the builder
+     * @throws NullPointerException     if {@code handler} is null
+     * @throws IllegalArgumentException if the handler has no statistics
+     */
+    public static Builder builder(DataMemHandler handler) {
+        return new Builder(Objects.requireNonNull(handler, "handler"));
+    }
+
+    /** Options of a {@link DataMemMetrics}. */
+    public static final class Builder {
+        private final DataMemHandler handler;
+        private final StatisticsAdaptor statistics;
+        private Tags extraTags = Tags.empty();
+        private boolean percentileHistogram;
+
+        private Builder(DataMemHandler handler) {
+            this.handler = handler;
+            this.statistics = AllocatorStack.find(handler, StatisticsAdaptor.class).orElseThrow(() ->
+                    new IllegalArgumentException("handler '" + handler.name() + "' has no statistics to publish"
+                            + " (expected: a stack with a StatisticsAdaptor, for example '" + handler.name()
+                            + "+stats')"));
+        }
+
+        /**
+         * Adds tags to every meter.
+         *
+         * @param extra the tags
+         * @return this builder
+         * @throws NullPointerException if {@code extra} is null
+         */
+        public Builder tags(Iterable<Tag> extra) {
+            this.extraTags = this.extraTags.and(Objects.requireNonNull(extra, "extra"));
+            return this;
+        }
+
+        /**
+         * Whether the allocation-size summary also publishes a percentile histogram (buckets a
+         * Prometheus server can aggregate). Off by default.
+         *
+         * @param enabled whether to publish it
+         * @return this builder
+         */
+        public Builder percentileHistogram(boolean enabled) {
+            this.percentileHistogram = enabled;
+            return this;
+        }
+
+        /**
+         * Builds the binder.
+         *
+         * @return the binder, bound to no registry yet
+         */
+        public DataMemMetrics build() {
+            return new DataMemMetrics(this);
+        }
+    }
+
+    /**
+     * The tags every meter carries.
+     *
+     * @return the tags
+     */
+    public Tags tags() {
+        return tags;
+    }
+
+    /**
+     * The statistics published.
+     *
+     * @return the adaptor
+     */
+    public StatisticsAdaptor statistics() {
+        return statistics;
+    }
+
+    /**
+     * Registers the meters in a registry.
+     *
+     * @param registry the registry
+     * @throws NullPointerException  if {@code registry} is null
+     * @throws IllegalStateException if the binder is closed
+     */
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("bindTo: " + this + " is closed");
+            }
+            List<Meter> meters = new ArrayList<>();
+            meters.add(gauge(registry, DataMemMeter.MEMORY_USED, StatisticsAdaptor::currentBytes));
+            meters.add(gauge(registry, DataMemMeter.MEMORY_PEAK, StatisticsAdaptor::peakBytes));
+            meters.add(gauge(registry, DataMemMeter.ALLOCATIONS_LIVE, StatisticsAdaptor::liveAllocations));
+            meters.add(counter(registry, DataMemMeter.MEMORY_ALLOCATED, StatisticsAdaptor::allocatedBytes));
+            meters.add(counter(registry, DataMemMeter.MEMORY_FREED, StatisticsAdaptor::freedBytes));
+            meters.add(counter(registry, DataMemMeter.ALLOCATIONS, StatisticsAdaptor::allocations));
+            meters.add(counter(registry, DataMemMeter.FREES, StatisticsAdaptor::frees));
+            meters.add(counter(registry, DataMemMeter.REALLOCATIONS, StatisticsAdaptor::reallocations));
+            meters.add(counter(registry, DataMemMeter.FAILURES, StatisticsAdaptor::failures));
+            DistributionSummary summary = DistributionSummary.builder(DataMemMeter.ALLOCATION_SIZE.meterName())
+                    .description(DataMemMeter.ALLOCATION_SIZE.description())
+                    .baseUnit(DataMemMeter.ALLOCATION_SIZE.baseUnit())
+                    .publishPercentileHistogram(percentileHistogram)
+                    .tags(tags)
+                    .register(registry);
+            meters.add(summary);
+            DistributionSummary[] now = summaries;
+            DistributionSummary[] next = java.util.Arrays.copyOf(now, now.length + 1);
+            next[now.length] = summary;
+            summaries = next;
+            if (subscription == null) {
+                subscription = statistics.observeAllocationSizes(this::record);
+            }
+            bound.add(new Bound(registry, meters));
+        }
+    }
+
+    private void record(long byteSize) {
+        for (DistributionSummary s : summaries) {
+            s.record(byteSize);
+        }
+    }
+
+    private Meter gauge(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<StatisticsAdaptor> f) {
+        return Gauge.builder(m.meterName(), statistics, f)
+                .description(m.description())
+                .baseUnit(m.baseUnit())
+                .tags(tags)
+                .strongReference(true)
+                .register(registry);
+    }
+
+    private Meter counter(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<StatisticsAdaptor> f) {
+        return FunctionCounter.builder(m.meterName(), statistics, f)
+                .description(m.description())
+                .baseUnit(m.baseUnit())
+                .tags(tags)
+                .register(registry);
+    }
+
+    /**
+     * Removes the meters from every registry this binder was bound to and stops observing
+     * allocations. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (subscription != null) {
+                subscription.close();
+                subscription = null;
+            }
+            summaries = new DistributionSummary[0];
+            for (Bound b : bound) {
+                b.meters().forEach(b.registry()::remove);
+            }
+            bound.clear();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DataMemMetrics[" + tags.stream().map(t -> t.getKey() + "=" + t.getValue())
+                .reduce((x, y) -> x + ", " + y).orElse("") + "]";
+    }
+}

@@ -1,0 +1,4 @@
+/**
+ * Allocation metrics of datamem handlers exposed through Micrometer registries a user would run.
+ */
+package io.datamem.examples.metrics;
