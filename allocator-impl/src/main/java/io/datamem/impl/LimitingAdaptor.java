@@ -5,7 +5,6 @@ import io.datamem.DataMemAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -52,33 +51,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
      * @throws IllegalArgumentException if the text is not such a count, is negative, or overflows
      */
     public static long parseByteCount(String text) {
-        String t = text.strip().toLowerCase(Locale.ROOT);
-        int end = t.length();
-        while (end > 0 && Character.isLetter(t.charAt(end - 1))) {
-            end--;
-        }
-        String digits = t.substring(0, end).strip();
-        String suffix = t.substring(end);
-        int shift = switch (suffix) {
-            case "", "b" -> 0;
-            case "k", "kb", "kib" -> 10;
-            case "m", "mb", "mib" -> 20;
-            case "g", "gb", "gib" -> 30;
-            case "t", "tb", "tib" -> 40;
-            default -> throw new IllegalArgumentException("byte count: '" + text
-                    + "' (expected: a number with an optional suffix k, m, g or t, powers of 1024)");
-        };
-        long value;
-        try {
-            value = Long.parseLong(digits);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("byte count: '" + text
-                    + "' (expected: a number with an optional suffix k, m, g or t, powers of 1024)");
-        }
-        if (value < 0 || (shift > 0 && value > (Long.MAX_VALUE >> shift))) {
-            throw new IllegalArgumentException("byte count: '" + text + "' (expected: >= 0 and < 2^63 bytes)");
-        }
-        return value << shift;
+        return io.datamem.impl.internal.ByteSizes.parse("byte count", text, Long.MAX_VALUE);
     }
 
     @Override

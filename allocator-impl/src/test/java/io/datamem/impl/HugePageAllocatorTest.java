@@ -207,7 +207,7 @@ class HugePageAllocatorTest {
         assertInstanceOf(HugePageAllocator.class, s.upstream());
         for (String[] c : new String[][] {{"hugepages:3m", "unknown option '3m'"},
                 {"hugepages:fallback=maybe", "fallback=maybe (expected: fail, thp or normal)"},
-                {"hugepages:threshold=lots", "threshold: 'lots' (expected: bytes, optionally with k, m, g or t)"},
+                {"hugepages:threshold=lots", "threshold: 'lots' (expected: bytes, optionally with k, m, g or t, powers of 1024)"},
                 {"hugepages:fallback=normal,2m", "the page size '2m' must come first"},
                 {"hugepages()", "empty parentheses"}, {"hugepages:", "empty option"},
                 {"hugepages:thp,fallback=thp", "fallback: TRANSPARENT for transparent pages"}}) {

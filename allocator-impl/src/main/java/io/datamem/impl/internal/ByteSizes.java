@@ -2,48 +2,54 @@ package io.datamem.impl.internal;
 
 import java.util.Locale;
 
-/** Parses byte sizes written in handler names: {@code 4096}, {@code 64k}, {@code 16m}, {@code 1g}. */
+/**
+ * Parses byte sizes written in handler names and options: {@code 4096}, {@code 64k}, {@code 16m},
+ * {@code 1g}, {@code 2t} (powers of 1024; {@code kb}/{@code kib} and so on, any case). The one
+ * parser behind {@code limit=}, {@code pool(...)}'s options and the huge-page threshold.
+ */
 public final class ByteSizes {
 
     private ByteSizes() {
     }
 
     /**
-     * Parses a size with an optional binary suffix k, m, g or t (case-insensitive, optionally
-     * followed by {@code b} or {@code ib}).
+     * Parses a size.
      *
-     * @param what the name of the setting, for the message
-     * @param text the text
+     * @param what     the name of the setting, for the message
+     * @param text     the text
+     * @param maxBytes the largest value accepted
      * @return bytes
-     * @throws IllegalArgumentException if the text is not a non-negative size that fits in a long
+     * @throws IllegalArgumentException if the text is not a size, is negative, or exceeds
+     *                                  {@code maxBytes}
      */
-    public static long parse(String what, String text) {
+    public static long parse(String what, String text, long maxBytes) {
         String t = text.strip().toLowerCase(Locale.ROOT);
-        if (t.endsWith("ib")) {
-            t = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("b") && t.length() > 1 && !Character.isDigit(t.charAt(t.length() - 2))) {
-            t = t.substring(0, t.length() - 1);
+        int end = t.length();
+        while (end > 0 && Character.isLetter(t.charAt(end - 1))) {
+            end--;
         }
-        int shift = 0;
-        if (!t.isEmpty()) {
-            switch (t.charAt(t.length() - 1)) {
-                case 'k' -> shift = 10;
-                case 'm' -> shift = 20;
-                case 'g' -> shift = 30;
-                case 't' -> shift = 40;
-                default -> shift = 0;
-            }
-        }
-        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
+        String digits = t.substring(0, end).strip();
+        int shift = switch (t.substring(end)) {
+            case "", "b" -> 0;
+            case "k", "kb", "kib" -> 10;
+            case "m", "mb", "mib" -> 20;
+            case "g", "gb", "gib" -> 30;
+            case "t", "tb", "tib" -> 40;
+            default -> -1;
+        };
+        long value;
         try {
-            long value = Long.parseLong(digits);
-            if (value < 0 || value > (Long.MAX_VALUE >> shift)) {
-                throw new NumberFormatException();
-            }
-            return value << shift;
+            value = shift < 0 ? -1 : Long.parseLong(digits);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(what + ": '" + text
-                    + "' (expected: a byte count such as 4096, 64k, 16m or 1g)");
+            value = -1;
         }
+        if (value < 0) {
+            throw new IllegalArgumentException(what + ": '" + text
+                    + "' (expected: bytes, optionally with k, m, g or t, powers of 1024)");
+        }
+        if (value > (maxBytes >> shift)) {
+            throw new IllegalArgumentException(what + ": '" + text + "' (expected: at most " + maxBytes + " bytes)");
+        }
+        return value << shift;
     }
 }

@@ -53,9 +53,9 @@ public final class PoolProvider implements DataMemProvider {
                 String key = eq < 0 ? kv.strip() : kv.substring(0, eq).strip();
                 String value = eq < 0 ? "" : kv.substring(eq + 1);
                 options = switch (key) {
-                    case "max" -> options.withMaxPooledByteSize(ByteSizes.parse("max", value));
-                    case "slab" -> options.withSlabByteSize(ByteSizes.parse("slab", value));
-                    case "retain" -> options.withMaxRetainedByteSize(ByteSizes.parse("retain", value));
+                    case "max" -> options.withMaxPooledByteSize(ByteSizes.parse("max", value, 1L << 40));
+                    case "slab" -> options.withSlabByteSize(ByteSizes.parse("slab", value, 1L << 40));
+                    case "retain" -> options.withMaxRetainedByteSize(ByteSizes.parse("retain", value, 1L << 40));
                     default -> throw new IllegalArgumentException("handler name '" + context.handlerName()
                             + "': pool option '" + kv + "' (expected: max=SIZE, slab=SIZE or retain=SIZE)");
                 };

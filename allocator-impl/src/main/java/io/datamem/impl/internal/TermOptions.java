@@ -5,7 +5,6 @@ import io.datamem.spi.ProviderTerm;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * Reads the options of a handler-name term: {@code family:opt,opt=value,...(nested)}. Internal.
@@ -57,35 +56,6 @@ final class TermOptions {
      * @throws IllegalArgumentException if malformed or above {@link DataMemAllocator#MAX_BYTE_SIZE}
      */
     static long byteSize(String name, String value) {
-        String v = value.strip().toLowerCase(Locale.ROOT);
-        for (String suffix : new String[] {"ib", "b"}) {
-            if (v.endsWith(suffix) && v.length() > suffix.length()
-                    && !Character.isDigit(v.charAt(v.length() - suffix.length() - 1))) {
-                v = v.substring(0, v.length() - suffix.length());
-                break;
-            }
-        }
-        int shift = 0;
-        if (!v.isEmpty()) {
-            switch (v.charAt(v.length() - 1)) {
-                case 'k' -> shift = 10;
-                case 'm' -> shift = 20;
-                case 'g' -> shift = 30;
-                case 't' -> shift = 40;
-                default -> {
-                }
-            }
-        }
-        String digits = shift == 0 ? v : v.substring(0, v.length() - 1);
-        long n;
-        try {
-            n = Long.parseLong(digits);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + ": '" + value + "' (expected: bytes, optionally with k, m, g or t)");
-        }
-        if (n < 0 || n > DataMemAllocator.MAX_BYTE_SIZE >> shift) {
-            throw new IllegalArgumentException(name + ": '" + value + "' (expected: >= 0 and <= 2^57 bytes)");
-        }
-        return n << shift;
+        return ByteSizes.parse(name, value, DataMemAllocator.MAX_BYTE_SIZE);
     }
 }
