@@ -30,9 +30,9 @@ import java.util.Objects;
  *
  * <p>Array copies need two open, C-contiguous arrays of the same dtype and shape, the target
  * writable; each side is host memory or CUDA memory (traits on {@code CPU}, {@code CUDA},
- * {@code CUDA_HOST} or {@code CUDA_MANAGED}). Copies use {@code cudaMemcpy(Async)} with
- * {@code cudaMemcpyDefault} (unified addressing infers the direction). Synchronous copies return
- * when the data is in place. Asynchronous copies are ordered after earlier datamem work on the same
+ * {@code CUDA_HOST} or {@code CUDA_MANAGED}). Copies use {@code cudaMemcpy(Async)} with the
+ * direction the arrays' traits give (raw copies ask {@code cudaPointerGetAttributes}). Synchronous
+ * copies return when the data is in place. Asynchronous copies are ordered after earlier datamem work on the same
  * arrays (on any stream), are recorded for DLPack exports (which then order consumers after them),
  * and hold both arrays until the stream is synchronised; from pageable host memory they run at
  * pageable speed and return after staging. Caller mistakes are {@link IllegalArgumentException}s
@@ -66,7 +66,8 @@ public final class CudaMemory {
             long bytes = source.byteSize();
             awaitRecorded(source);
             awaitRecorded(target);
-            CudaRuntime.copy(deviceFor(source.traits(), target.traits()), s.address(), t.address(), bytes);
+            CudaRuntime.copy(deviceFor(source.traits(), target.traits()), s.address(), side(source.traits()),
+                    t.address(), side(target.traits()), bytes);
         }
     }
 
@@ -103,7 +104,8 @@ public final class CudaMemory {
             long h = stream.handle();
             orderBefore(source, device, h);
             orderBefore(target, device, h);
-            CudaRuntime.copyAsync(device, s.address(), t.address(), source.byteSize(), h);
+            CudaRuntime.copyAsync(device, s.address(), side(source.traits()), t.address(), side(target.traits()),
+                    source.byteSize(), h);
             recordAfter(source, device, h);
             recordAfter(target, device, h);
             stream.hold(s);
@@ -213,7 +215,8 @@ public final class CudaMemory {
     public static void copy(MemorySegment source, MemorySegment target, long byteSize) {
         checkRaw(source, target, byteSize);
         CudaRuntime.require();
-        CudaRuntime.copy(0, source.address(), target.address(), byteSize);
+        CudaRuntime.copy(0, source.address(), CudaRuntime.sideOf(0, source.address()), target.address(),
+                CudaRuntime.sideOf(0, target.address()), byteSize);
     }
 
     /**
@@ -235,7 +238,9 @@ public final class CudaMemory {
         checkRaw(source, target, byteSize);
         stream.ensureOpen();
         CudaRuntime.require();
-        CudaRuntime.copyAsync(stream.device(), source.address(), target.address(), byteSize, stream.handle());
+        int device = stream.device();
+        CudaRuntime.copyAsync(device, source.address(), CudaRuntime.sideOf(device, source.address()),
+                target.address(), CudaRuntime.sideOf(device, target.address()), byteSize, stream.handle());
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -320,6 +325,15 @@ public final class CudaMemory {
             }
         }
         return 0;
+    }
+
+    /** Where an array's memory is for CUDA's copy functions, from its traits. */
+    private static CudaRuntime.Side side(MemoryTraits traits) {
+        if (!traits.hostAccessible() || traits.device().type() == DeviceType.CUDA_MANAGED) {
+            return CudaRuntime.Side.DEVICE;
+        }
+        return traits.kind() == io.datamem.MemoryKind.HOST_PINNED ? CudaRuntime.Side.PINNED
+                : CudaRuntime.Side.PAGEABLE;
     }
 
     private static long block(NDArray array) {

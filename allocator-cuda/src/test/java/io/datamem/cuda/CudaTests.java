@@ -16,9 +16,9 @@ import java.nio.file.Path;
 public final class CudaTests {
 
     /** How to run the GPU tests, for skip messages. */
-    public static final String HOW_TO_RUN = "run them on a machine with an NVIDIA GPU and driver:"
-            + " ./mvnw -B test -pl allocator-cuda -am -Dgroups=cuda -Dsurefire.failIfNoSpecifiedTests=false"
-            + " (see docs/cuda.md)";
+    public static final String HOW_TO_RUN = "to run the GPU tests, use a machine with an NVIDIA GPU and"
+            + " driver: ./mvnw -B verify runs them with everything, ./mvnw -B test -pl allocator-cuda -am"
+            + " -Dgroups=cuda runs only them (docs/cuda.md)";
 
     private CudaTests() {
     }
@@ -28,8 +28,8 @@ public final class CudaTests {
      * message says what is missing and how to run the GPU tests.
      */
     public static void assumeGpu() {
-        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a CUDA GPU, and here "
-                + Cuda.availability().reason() + "; " + HOW_TO_RUN);
+        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a CUDA GPU, unavailable here: "
+                + Cuda.availability().reason() + ". " + HOW_TO_RUN);
     }
 
     /** Whether the driver library can be opened at all. */

@@ -150,7 +150,8 @@ public final class CudaAllocations {
                 if (kind == Kind.PINNED) {
                     MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
                 } else {
-                    CudaRuntime.copy(device, ptr.address(), moved.address(), keep);
+                    CudaRuntime.copy(device, ptr.address(), CudaRuntime.Side.DEVICE, moved.address(),
+                            CudaRuntime.Side.DEVICE, keep);
                 }
             }
         } catch (RuntimeException | Error e) {

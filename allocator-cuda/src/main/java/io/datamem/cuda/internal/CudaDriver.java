@@ -71,6 +71,9 @@ public final class CudaDriver {
     private final MethodHandle cuDeviceGetAttribute;
     private final MethodHandle cuGetErrorName;
     private final MethodHandle cuCtxGetCurrent;
+    private final MethodHandle cuMemHostAlloc;
+    private final MethodHandle cuMemFreeHost;
+    private final MethodHandle cuMemAllocManaged;
 
     private CudaDriver(SymbolLookup lookup) {
         this.lookup = lookup;
@@ -86,6 +89,10 @@ public final class CudaDriver {
                 JAVA_INT));
         cuGetErrorName = handle("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         cuCtxGetCurrent = handle("cuCtxGetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuMemHostAlloc = handle("cuMemHostAlloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+        cuMemFreeHost = handle("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        cuMemAllocManaged = handle("cuMemAllocManaged", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG,
+                JAVA_INT));
     }
 
     private MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -281,6 +288,65 @@ public final class CudaDriver {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment dev = arena.allocate(JAVA_INT);
             return call2(cuDeviceGet, dev, ordinal) == CUDA_SUCCESS ? dev.get(JAVA_INT, 0) : 0;
+        }
+    }
+
+    /**
+     * Allocates page-locked host memory with the driver ({@code cuMemHostAlloc}, flags as
+     * {@code cudaHostAlloc}'s) in the calling thread's current context.
+     *
+     * @param byteSize    the size
+     * @param flags       {@code CU_MEMHOSTALLOC_*}
+     * @param handlerName for messages
+     * @return the address, or 0 for {@code CUDA_ERROR_OUT_OF_MEMORY}
+     */
+    long memHostAlloc(long byteSize, int flags, String handlerName) {
+        return allocate(cuMemHostAlloc, "cuMemHostAlloc", byteSize, flags, handlerName);
+    }
+
+    /**
+     * Allocates managed memory with the driver ({@code cuMemAllocManaged}).
+     *
+     * @param byteSize    the size
+     * @param flags       {@code CU_MEM_ATTACH_*}
+     * @param handlerName for messages
+     * @return the address, or 0 for {@code CUDA_ERROR_OUT_OF_MEMORY}
+     */
+    long memAllocManaged(long byteSize, int flags, String handlerName) {
+        return allocate(cuMemAllocManaged, "cuMemAllocManaged", byteSize, flags, handlerName);
+    }
+
+    private long allocate(MethodHandle h, String function, long byteSize, int flags, String handlerName) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            int rc = (int) h.invokeExact(out, byteSize, flags);
+            if (rc == 2) {   // CUDA_ERROR_OUT_OF_MEMORY
+                return 0;
+            }
+            if (rc != CUDA_SUCCESS) {
+                throw new io.datamem.BackendException(handlerName, byteSize, CudaErrors.BACKEND, function, rc,
+                        errorName(rc), null);
+            }
+            return out.get(JAVA_LONG, 0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw io.datamem.internal.Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * Frees what {@link #memHostAlloc} returned ({@code cuMemFreeHost}).
+     *
+     * @param address     the block
+     * @param handlerName for messages
+     * @param byteSize    for messages
+     */
+    void memFreeHost(long address, String handlerName, long byteSize) {
+        int rc = call(cuMemFreeHost, MemorySegment.ofAddress(address));
+        if (rc != CUDA_SUCCESS) {
+            throw new io.datamem.BackendException(handlerName, byteSize, CudaErrors.BACKEND, "cuMemFreeHost", rc,
+                    errorName(rc), null);
         }
     }
 

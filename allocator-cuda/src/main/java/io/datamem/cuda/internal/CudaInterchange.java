@@ -181,7 +181,8 @@ public final class CudaInterchange implements DeviceInterchange {
         }
         CudaRuntime.require();
         StreamRecords.global().await(ptr.address());
-        CudaRuntime.copy(device.id(), ptr.address() + byteOffset, target.address(), byteSize);
+        CudaRuntime.copy(device.id(), ptr.address() + byteOffset, side(), target.address(), CudaRuntime.Side.PAGEABLE,
+                byteSize);
     }
 
     @Override
@@ -193,7 +194,18 @@ public final class CudaInterchange implements DeviceInterchange {
         CudaRuntime.require();
         StreamRecords.global().await(source.address());
         StreamRecords.global().awaitAndClear(target.address());
-        CudaRuntime.copy(device.id(), source.address() + sourceOffset, target.address() + targetOffset, byteSize);
+        CudaRuntime.copy(device.id(), source.address() + sourceOffset, side(), target.address() + targetOffset, side(),
+                byteSize);
+    }
+
+    /**
+     * Where this hook's memory is for copies.
+     *
+     * @return {@link CudaRuntime.Side#PINNED} for pinned and registered memory, else
+     *         {@link CudaRuntime.Side#DEVICE} (device and managed memory)
+     */
+    public CudaRuntime.Side side() {
+        return kind == MemoryKind.HOST_PINNED ? CudaRuntime.Side.PINNED : CudaRuntime.Side.DEVICE;
     }
 
     private static void checkNative(MemorySegment segment, String name) {

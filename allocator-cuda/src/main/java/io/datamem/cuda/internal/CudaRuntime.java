@@ -22,8 +22,6 @@ import jcuda.runtime.cudaStream_t;
  */
 public final class CudaRuntime {
 
-    /** {@code cudaMemcpyDefault}: the direction is inferred from the pointers (unified addressing). */
-    static final int MEMCPY_DEFAULT = 4;
     /** {@code cudaEventDisableTiming}. */
     static final int EVENT_DISABLE_TIMING = 2;
     /** {@code cudaStreamNonBlocking}. */
@@ -173,6 +171,21 @@ public final class CudaRuntime {
     }
 
     /**
+     * Makes a device current on this thread and its primary context the thread's current context,
+     * for calls to the driver API ({@code cudaGetDevice} answers 0 on a thread that never used CUDA,
+     * without any context being current).
+     *
+     * @param device the ordinal
+     * @return the device that was current before
+     */
+    static int enterWithContext(int device) {
+        int[] current = new int[1];
+        check(run(() -> JCuda.cudaGetDevice(current)), "cudaGetDevice", null, 0);
+        check(run(() -> JCuda.cudaSetDevice(device)), "cudaSetDevice(" + device + ")", null, 0);
+        return current[0];
+    }
+
+    /**
      * Restores the device {@link #enter} replaced.
      *
      * @param previous what {@code enter} returned
@@ -244,6 +257,16 @@ public final class CudaRuntime {
      * @return the address, or 0 on exhaustion
      */
     public static long allocate(Alloc what, int device, long byteSize, int flags, String handlerName) {
+        if (viaDriver(what, byteSize, flags)) {
+            int previous = enterWithContext(device);
+            try {
+                CudaDriver driver = CudaDriver.open();
+                return what == Alloc.HOST ? driver.memHostAlloc(byteSize, flags, handlerName)
+                        : driver.memAllocManaged(byteSize, flags, handlerName);
+            } finally {
+                leave(previous, device);
+            }
+        }
         RawPointer p = new RawPointer();
         int previous = enter(device);
         try {
@@ -264,6 +287,20 @@ public final class CudaRuntime {
     }
 
     /**
+     * Whether an allocation goes to the driver API through FFM instead of JCuda: JCuda wraps
+     * page-locked and host-attached managed blocks in a {@code java.nio.ByteBuffer}, which cannot
+     * exceed {@code Integer.MAX_VALUE} bytes, so larger blocks would fail after being allocated.
+     *
+     * @param what     the call
+     * @param byteSize the size
+     * @param flags    its flags
+     * @return true for {@code cudaHostAlloc} and host-attached {@code cudaMallocManaged} above 2 GiB - 1
+     */
+    public static boolean viaDriver(Alloc what, long byteSize, int flags) {
+        return byteSize > Integer.MAX_VALUE && (what == Alloc.HOST || (what == Alloc.MANAGED && flags == 2));
+    }
+
+    /**
      * Frees what {@link #allocate} returned.
      *
      * @param what        the call that allocated it
@@ -273,6 +310,15 @@ public final class CudaRuntime {
      * @param byteSize    for messages
      */
     public static void free(Alloc what, int device, long address, String handlerName, long byteSize) {
+        if (what == Alloc.HOST && viaDriver(what, byteSize, 0)) {
+            int previous = enterWithContext(device);
+            try {
+                CudaDriver.open().memFreeHost(address, handlerName, byteSize);
+                return;
+            } finally {
+                leave(previous, device);
+            }
+        }
         RawPointer p = new RawPointer(address);
         int previous = enter(device);
         try {
@@ -349,51 +395,129 @@ public final class CudaRuntime {
     // Copies
 
     /**
-     * Copies bytes between any two host or CUDA addresses and waits until the data has arrived
-     * ({@code cudaMemcpy} with {@code cudaMemcpyDefault}, then the legacy default stream
-     * synchronised: a copy from pageable memory returns before its DMA is done otherwise).
-     *
-     * @param device   the device to run on
-     * @param source   the source address
-     * @param target   the target address
-     * @param byteSize the length
+     * Where the bytes of a copy are, as far as the copy direction and its synchronisation care.
+     * JCuda's {@code cudaMemcpy} takes only the four explicit directions (not
+     * {@code cudaMemcpyDefault}), so every copy says where its ends are.
      */
-    public static void copy(int device, long source, long target, long byteSize) {
+    public enum Side {
+        /** Ordinary (pageable) host memory: copies to the device are staged by the driver. */
+        PAGEABLE,
+        /** Page-locked host memory ({@code cudaHostAlloc}, {@code cudaHostRegister}). */
+        PINNED,
+        /** Device or managed memory. */
+        DEVICE;
+
+        /**
+         * Whether the bytes are host memory to CUDA's copy functions.
+         *
+         * @return true for pageable and pinned memory
+         */
+        public boolean host() {
+            return this != DEVICE;
+        }
+    }
+
+    /**
+     * The {@code cudaMemcpyKind} of a copy.
+     *
+     * @param source where the source is
+     * @param target where the target is
+     * @return {@code cudaMemcpyHostToHost} (0), {@code HostToDevice} (1), {@code DeviceToHost} (2)
+     *         or {@code DeviceToDevice} (3)
+     */
+    public static int memcpyKind(Side source, Side target) {
+        return (source.host() ? 0 : 2) + (target.host() ? 0 : 1);
+    }
+
+    /**
+     * Whether a {@code cudaMemcpy} may return before its data has arrived, so that a synchronous
+     * copy must also wait for the legacy default stream: from pageable memory to the device (the
+     * call returns once the data is staged), and from device to device (no host synchronisation).
+     *
+     * @param source where the source is
+     * @param target where the target is
+     * @return true if the caller must synchronise
+     */
+    public static boolean returnsEarly(Side source, Side target) {
+        return (source == Side.PAGEABLE && target == Side.DEVICE) || (source == Side.DEVICE && target == Side.DEVICE);
+    }
+
+    /**
+     * Where an address is, asking the runtime ({@code cudaPointerGetAttributes}): for raw copies
+     * whose memory kinds nobody described.
+     *
+     * @param device  the device current for the query
+     * @param address the address
+     * @return the side
+     */
+    public static Side sideOf(int device, long address) {
+        jcuda.runtime.cudaPointerAttributes attributes = new jcuda.runtime.cudaPointerAttributes();
+        RawPointer p = new RawPointer(address);
+        int previous = enter(device);
+        try {
+            check(run(() -> JCuda.cudaPointerGetAttributes(attributes, p)), "cudaPointerGetAttributes", null, 0);
+        } finally {
+            leave(previous, device);
+        }
+        return switch (attributes.type) {
+            case 1 -> Side.PINNED;              // cudaMemoryTypeHost
+            case 2, 3 -> Side.DEVICE;           // cudaMemoryTypeDevice, cudaMemoryTypeManaged
+            default -> Side.PAGEABLE;           // cudaMemoryTypeUnregistered
+        };
+    }
+
+    /**
+     * Copies bytes and waits until they have arrived.
+     *
+     * @param device     the device to run on
+     * @param source     the source address
+     * @param sourceSide where it is
+     * @param target     the target address
+     * @param targetSide where it is
+     * @param byteSize   the length
+     */
+    public static void copy(int device, long source, Side sourceSide, long target, Side targetSide, long byteSize) {
         if (byteSize == 0) {
             return;
         }
         RawPointer s = new RawPointer(source);
         RawPointer t = new RawPointer(target);
+        int kind = memcpyKind(sourceSide, targetSide);
         int previous = enter(device);
         try {
-            check(run(() -> JCuda.cudaMemcpy(t, s, byteSize, MEMCPY_DEFAULT)), "cudaMemcpy", null, byteSize);
-            check(run(() -> JCuda.cudaStreamSynchronize(JCuda.cudaStreamLegacy)), "cudaStreamSynchronize", null,
-                    byteSize);
+            check(run(() -> JCuda.cudaMemcpy(t, s, byteSize, kind)), "cudaMemcpy", null, byteSize);
+            if (returnsEarly(sourceSide, targetSide)) {
+                check(run(() -> JCuda.cudaStreamSynchronize(JCuda.cudaStreamLegacy)), "cudaStreamSynchronize", null,
+                        byteSize);
+            }
         } finally {
             leave(previous, device);
         }
     }
 
     /**
-     * Enqueues a copy on a stream ({@code cudaMemcpyAsync} with {@code cudaMemcpyDefault}).
+     * Enqueues a copy on a stream ({@code cudaMemcpyAsync}).
      *
-     * @param device   the stream's device
-     * @param source   the source address
-     * @param target   the target address
-     * @param byteSize the length
-     * @param stream   the stream value
+     * @param device     the stream's device
+     * @param source     the source address
+     * @param sourceSide where it is
+     * @param target     the target address
+     * @param targetSide where it is
+     * @param byteSize   the length
+     * @param stream     the stream value
      */
-    public static void copyAsync(int device, long source, long target, long byteSize, long stream) {
+    public static void copyAsync(int device, long source, Side sourceSide, long target, Side targetSide, long byteSize,
+                                 long stream) {
         if (byteSize == 0) {
             return;
         }
         RawPointer s = new RawPointer(source);
         RawPointer t = new RawPointer(target);
+        int kind = memcpyKind(sourceSide, targetSide);
         cudaStream_t st = Handles.stream(stream);
         int previous = enter(device);
         try {
-            check(run(() -> JCuda.cudaMemcpyAsync(t, s, byteSize, MEMCPY_DEFAULT, st)), "cudaMemcpyAsync", null,
-                    byteSize);
+            check(run(() -> JCuda.cudaMemcpyAsync(t, s, byteSize, kind, st)), "cudaMemcpyAsync", null, byteSize);
         } finally {
             leave(previous, device);
         }
@@ -562,7 +686,7 @@ public final class CudaRuntime {
      * @return the {@code CUcontext}, or 0 if the driver does not say
      */
     public static long primaryContext(int device) {
-        int previous = enter(device);
+        int previous = enterWithContext(device);
         try {
             return CudaDriver.open().currentContext();
         } finally {
