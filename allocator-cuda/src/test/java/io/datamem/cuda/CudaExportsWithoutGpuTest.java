@@ -214,6 +214,10 @@ class CudaExportsWithoutGpuTest {
                 () -> imported.getDouble(0, 0));
         assertTrue(e.getMessage().contains("CudaMemory"), e.getMessage());
         assertTrue(CudaMemory.isCuda(t), "CudaMemory copies imported CUDA arrays");
+        assertSame(CudaInterchange.of(MemoryKind.DEVICE, 1), t.interchange(), "the CUDA hook is attached on import");
+        try (BufferView v = imported.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE)) {
+            assertEquals(DeviceInfo.CUDA_DEVICE_ID, v.device(), "imported device memory exports as CUDA memory");
+        }
         imported.close();
         d.close();
 
@@ -223,6 +227,7 @@ class CudaExportsWithoutGpuTest {
         assertEquals(MemoryKind.HOST_PINNED, pi.traits().kind());
         assertEquals(new Device(DeviceType.CUDA_HOST, 0), pi.traits().device());
         assertEquals(7.0, pi.getDouble(2), "host-accessible: readable in place");
+        assertSame(CudaInterchange.of(MemoryKind.HOST_PINNED, 0), pi.traits().interchange());
         pi.close();
         p.close();
 

@@ -1,6 +1,8 @@
 package io.datamem.cuda.internal;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.Device;
+import io.datamem.MemoryKind;
 import io.datamem.cuda.CudaDeviceAllocator;
 import io.datamem.cuda.CudaManagedAllocator;
 import io.datamem.cuda.CudaPinnedAllocator;
@@ -9,10 +11,12 @@ import io.datamem.impl.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.DeviceInterchange;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Provides {@code cuda:pinned}, {@code cuda:device=N}, {@code cuda:managed=N} and
@@ -51,6 +55,25 @@ public final class CudaProvider implements DataMemProvider {
     @Override
     public Availability availability() {
         return CudaRuntime.availability();
+    }
+
+    /**
+     * The CUDA hook for imported memory on {@code kDLCUDA}, {@code kDLCUDAHost} and
+     * {@code kDLCUDAManaged} devices. Loads nothing: the hook reports CUDA unavailable when used
+     * without a GPU.
+     *
+     * @param device the device of imported memory
+     * @return the hook for CUDA devices, else empty
+     */
+    @Override
+    public Optional<DeviceInterchange> interchangeFor(Device device) {
+        MemoryKind kind = switch (device.type()) {
+            case CUDA -> MemoryKind.DEVICE;
+            case CUDA_HOST -> MemoryKind.HOST_PINNED;
+            case CUDA_MANAGED -> MemoryKind.MANAGED;
+            default -> null;
+        };
+        return kind == null ? Optional.empty() : Optional.of(CudaInterchange.of(kind, device.id()));
     }
 
     @Override
