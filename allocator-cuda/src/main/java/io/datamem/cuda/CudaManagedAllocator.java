@@ -20,10 +20,10 @@ import java.util.Objects;
  * 256-byte aligned, host pages; exported as CPU buffers, and as DLPack {@code kDLCUDAManaged} (or
  * {@code kDLCPU} when the consumer asks for the CPU). On devices without concurrent managed access
  * (compute capability below 6.0, or Windows), the host must not touch managed memory while a kernel
- * runs; datamem itself zeroes and copies it on the device.
+ * runs; datamem zeroes and copies globally attached blocks on the device.
  *
- * <p>{@code malloc(0)} allocates one byte; {@code calloc} zeroes with {@code cudaMemset} and waits;
- * {@code realloc} allocates, copies and frees; exhaustion returns NULL, other CUDA errors throw
+ * <p>{@code malloc(0)} allocates one byte; {@code calloc} zeroes with {@code cudaMemset} and waits
+ * (on the host for memory attached to the host); {@code realloc} allocates, copies and frees; exhaustion returns NULL, other CUDA errors throw
  * {@link io.datamem.BackendException}; {@code free} checks the block and its size first. Every call
  * makes the device current on the calling thread and restores the thread's device afterwards.
  * Thread-safe.

@@ -228,11 +228,12 @@ class CudaGpuTest {
 
     @Test
     void aRegistrationErrorIsABackendExceptionAndGivesTheBlockBack() {
-        CudaPinnedAllocator pinned = CudaPinnedAllocator.of(0);
         long page = Libc.pageSize();
-        MemorySegment already = pinned.malloc(page);
+        CudaRegisteredAllocator first = CudaRegisteredAllocator.builder(
+                new io.datamem.impl.AlignedAllocator(page)).build();
+        MemorySegment already = first.malloc(page);   // a registered page
         try {
-            // an upstream that hands out memory CUDA has already pinned
+            // an upstream that hands out the page CUDA has already registered
             AtomicReference<Long> freed = new AtomicReference<>(0L);
             DataMemAllocator sneaky = new DataMemAllocator() {
                 @Override
@@ -266,7 +267,7 @@ class CudaGpuTest {
             assertEquals(page, freed.get(), "the upstream got its block back with the size it gave");
             assertEquals(0, r.liveBlocks());
         } finally {
-            pinned.free(already, page);
+            first.free(already, page);
         }
     }
 

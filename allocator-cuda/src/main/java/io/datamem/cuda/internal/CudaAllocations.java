@@ -102,7 +102,17 @@ public final class CudaAllocations {
     }
 
     /**
-     * Allocates a zeroed block: on the device for device and managed memory, by the host for pinned.
+     * Whether the host zeroes and copies this allocator's blocks itself: pinned memory, and managed
+     * memory attached to the host (which devices without concurrent managed access must not touch
+     * before a stream attaches it).
+     */
+    private boolean hostTouches() {
+        return kind == Kind.PINNED || (kind == Kind.MANAGED && flags == 2);
+    }
+
+    /**
+     * Allocates a zeroed block: on the device for device and globally attached managed memory, by
+     * the host for pinned and host-attached managed memory.
      *
      * @param byteSize a valid size
      * @return the block, or NULL on exhaustion
@@ -113,7 +123,7 @@ public final class CudaAllocations {
             return p;
         }
         try {
-            if (kind == Kind.PINNED) {
+            if (hostTouches()) {
                 p.reinterpret(byteSize).fill((byte) 0);
             } else {
                 CudaRuntime.zero(device, p.address(), byteSize, name);
@@ -147,7 +157,7 @@ public final class CudaAllocations {
         try {
             StreamRecords.global().await(ptr.address());
             if (keep > 0) {
-                if (kind == Kind.PINNED) {
+                if (hostTouches()) {
                     MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
                 } else {
                     CudaRuntime.copy(device, ptr.address(), CudaRuntime.Side.DEVICE, moved.address(),

@@ -459,7 +459,7 @@ public final class CudaRuntime {
         } finally {
             leave(previous, device);
         }
-        return switch (attributes.type) {
+        return switch (attributes.type) {   // JCuda 12 fills 'type' (memoryType is the deprecated pre-12 field)
             case 1 -> Side.PINNED;              // cudaMemoryTypeHost
             case 2, 3 -> Side.DEVICE;           // cudaMemoryTypeDevice, cudaMemoryTypeManaged
             default -> Side.PAGEABLE;           // cudaMemoryTypeUnregistered
