@@ -240,6 +240,20 @@ class CudaExportsWithoutGpuTest {
     }
 
     @Test
+    void theProviderLendsItsHookForCudaDevicesOnly() {
+        io.datamem.cuda.internal.CudaProvider provider = new io.datamem.cuda.internal.CudaProvider();
+        assertSame(CudaInterchange.of(MemoryKind.DEVICE, 3), provider.interchangeFor(new Device(DeviceType.CUDA, 3))
+                .orElseThrow());
+        assertSame(CudaInterchange.of(MemoryKind.HOST_PINNED, 0),
+                provider.interchangeFor(new Device(DeviceType.CUDA_HOST, 0)).orElseThrow());
+        assertSame(CudaInterchange.of(MemoryKind.MANAGED, 0),
+                provider.interchangeFor(new Device(DeviceType.CUDA_MANAGED, 0)).orElseThrow());
+        assertTrue(provider.interchangeFor(new Device(DeviceType.ONE_API, 0)).isEmpty());
+        assertTrue(provider.interchangeFor(new Device(DeviceType.ROCM, 0)).isEmpty());
+        assertTrue(provider.interchangeFor(Device.CPU).isEmpty());
+    }
+
+    @Test
     void theInterchangeHookIsOnePerKindAndDevice() {
         DeviceInterchange a = CudaInterchange.of(MemoryKind.DEVICE, 0);
         assertSame(a, CudaInterchange.of(MemoryKind.DEVICE, 0));

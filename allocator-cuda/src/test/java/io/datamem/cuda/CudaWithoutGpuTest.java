@@ -124,6 +124,38 @@ class CudaWithoutGpuTest {
     }
 
     @Test
+    void streamValuesFollowCudaAndDLPackWithoutTouchingCuda() {
+        CudaStream legacy = CudaStream.legacy(0);
+        assertEquals(CudaStream.LEGACY, legacy.handle());
+        assertEquals(1, legacy.handle());
+        assertEquals(2, CudaStream.perThread(1).handle());
+        assertEquals(1, CudaStream.perThread(1).device());
+        assertFalse(legacy.owned());
+        assertEquals("CudaStream[legacy default on cuda:0, not owned]", legacy.toString());
+        CudaStream foreign = CudaStream.wrap(0x7f00_0000_1000L, 0);
+        assertEquals("CudaStream[0x7f0000001000 on cuda:0, not owned]", foreign.toString());
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> CudaStream.wrap(0, 0));
+        assertTrue(zero.getMessage().contains("0 means either"), zero.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> CudaStream.wrap(-5, 0));
+        assertThrows(IllegalArgumentException.class, () -> CudaStream.legacy(-1));
+        IllegalStateException unavailable = assertThrows(IllegalStateException.class, legacy::synchronize);
+        assertTrue(unavailable.getMessage().contains(NO_DRIVER), unavailable.getMessage());
+        foreign.close();   // not owned, nothing held: no CUDA call
+        foreign.close();
+        assertTrue(foreign.isClosed());
+        assertThrows(IllegalStateException.class, foreign::synchronize);
+        assertNotLoaded();
+    }
+
+    @Test
+    void devicesDescribeThemselves() {
+        CudaDevice d = new CudaDevice(1, "NVIDIA H100 80GB HBM3", 85_520_809_984L, "0000:3b:00.0", 9, 0);
+        assertEquals("cuda:1 NVIDIA H100 80GB HBM3 (79.6 GiB, compute capability 9.0, PCI 0000:3b:00.0)",
+                d.toString());
+        assertThrows(IllegalArgumentException.class, () -> new CudaDevice(-1, "x", 0, "", 0, 0));
+    }
+
+    @Test
     void probingReportsEachMissingPieceInWordsAUserCanActOn() {
         CudaDriver.Probe missing = CudaDriver.probe("libcuda-not-here.so.1", "Linux", "amd64", null);
         assertFalse(missing.availability().available());
