@@ -137,11 +137,16 @@ public final class CudaRegistrations {
             return;
         }
         live.remove(address, byteSize, "free");
+        RuntimeException waiting = null;
         try {
             StreamRecords.global().forget(address);
-        } finally {
-            CudaRuntime.unregister(device, address, name, byteSize);
+        } catch (RuntimeException e) {
+            waiting = e;   // still unregister and free; report it afterwards
         }
+        CudaRuntime.unregister(device, address, name, byteSize);
         upstream.free(ptr, upstreamByteSize(byteSize));
+        if (waiting != null) {
+            throw waiting;
+        }
     }
 }
