@@ -3,4 +3,6 @@
  */
 module io.datamem.benchmarks {
     requires io.datamem.impl;
+    requires io.datamem.cuda;
+    requires jmh.core;
 }

@@ -467,7 +467,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
                     + memory.traits.kind() + " memory of handler '" + handlerName()
                     + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
-                    + " (for example CudaMemory.copy) and read that");
+                    + " and read that (CUDA: io.datamem.cuda.CudaMemory.toHost(array), or CudaMemory.copy(source,"
+                    + " target) into an array you have)");
         }
         return d;
     }

@@ -453,7 +453,10 @@ public final class DLPack {
      * follow the tensor's device: host memory for {@code kDLCPU}, host-pinned for
      * {@code kDLCUDAHost}/{@code kDLROCMHost}, managed for {@code kDLCUDAManaged}, and device
      * memory the host does not touch for every other device type ({@code kDLOneAPI} included: its
-     * USM kind is unknown). Strides of NULL mean C order.
+     * USM kind is unknown). For devices a provider's backend manages, the traits carry that
+     * backend's {@link DeviceInterchange} ({@link io.datamem.spi.DataMemProvider#interchangeFor}),
+     * so the array exports and copies as the backend's own memory does. Strides of NULL mean C
+     * order.
      *
      * @param managed   a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
      * @param versioned which of the two it is
@@ -619,7 +622,18 @@ public final class DLPack {
             case CUDA_MANAGED -> MemoryKind.MANAGED;
             default -> MemoryKind.DEVICE;
         };
-        return new MemoryTraits(kind, device, kind.hostAccessible(), Checks.alignmentOf(block), Libc.pageSize());
+        MemoryTraits traits = new MemoryTraits(kind, device, kind.hostAccessible(), Checks.alignmentOf(block),
+                Libc.pageSize());
+        if (type == DeviceType.CPU) {
+            return traits;
+        }
+        for (io.datamem.spi.DataMemProvider p : DataMem.providers()) {
+            Optional<DeviceInterchange> hook = p.interchangeFor(device);
+            if (hook.isPresent()) {
+                return traits.withInterchange(hook.get());
+            }
+        }
+        return traits;
     }
 
     private static long mulOrReject(long a, long b, String what) {

@@ -1,8 +1,10 @@
 package io.datamem.spi;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.Device;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A source of allocators, discovered with {@link java.util.ServiceLoader} on the module path
@@ -66,6 +68,19 @@ public interface DataMemProvider {
      */
     default Availability availability() {
         return Availability.AVAILABLE;
+    }
+
+    /**
+     * The export hook of memory on a device this provider's backend manages, for arrays that were
+     * not allocated through it: {@link io.datamem.dlpack.DLPack#fromDLPack} attaches it to the
+     * traits of imported tensors, so that they export, synchronise and copy as the backend's own
+     * memory does. Must not load native libraries for a device the backend does not manage.
+     *
+     * @param device a device imported memory lives on
+     * @return the hook, or empty for devices this provider does not manage (the default)
+     */
+    default Optional<DeviceInterchange> interchangeFor(Device device) {
+        return Optional.empty();
     }
 
     /**

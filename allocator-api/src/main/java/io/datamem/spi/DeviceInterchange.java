@@ -86,6 +86,27 @@ public interface DeviceInterchange {
     void copyToHost(MemorySegment ptr, long byteOffset, MemorySegment target, long byteSize);
 
     /**
+     * Copies bytes between two ranges of this backend's memory on the device (device to device),
+     * completing before it returns: what a pool ({@code PoolingAllocator}) needs to move a block
+     * the host cannot touch when it reallocates across size classes. Unlike the other methods,
+     * {@code source} and {@code target} may be blocks carved out of the backend's blocks (a pool's
+     * blocks inside its slabs).
+     *
+     * @param source       the block copied from
+     * @param sourceOffset the offset of the first byte to copy, from {@code source}
+     * @param target       the block copied to
+     * @param targetOffset the offset of the first byte written, from {@code target}
+     * @param byteSize     the number of bytes
+     * @throws UnsupportedOperationException if the backend cannot copy on the device (the default)
+     * @throws io.datamem.BackendException  if the device runtime fails
+     */
+    default void copyWithinDevice(MemorySegment source, long sourceOffset, MemorySegment target, long targetOffset,
+                                  long byteSize) {
+        throw new UnsupportedOperationException(getClass().getName() + " (" + bufferDeviceId() + ") does not copy"
+                + " within device memory");
+    }
+
+    /**
      * SYCL backends: the USM allocation type of a block ({@code sycl::get_pointer_type}).
      *
      * @param ptr    the block

@@ -43,6 +43,7 @@ public final class FakeDeviceAllocator implements DataMemAllocator, DeviceInterc
     private final UsmKind usmKind;
     private final List<OptionalLong> synchronizations = new CopyOnWriteArrayList<>();
     private final AtomicLong copiedBytes = new AtomicLong();
+    private final AtomicLong deviceCopiedBytes = new AtomicLong();
 
     /**
      * A fake device allocator.
@@ -127,6 +128,14 @@ public final class FakeDeviceAllocator implements DataMemAllocator, DeviceInterc
     }
 
     @Override
+    public void copyWithinDevice(MemorySegment source, long sourceOffset, MemorySegment target, long targetOffset,
+                                 long byteSize) {
+        MemorySegment.copy(source.reinterpret(sourceOffset + byteSize), sourceOffset,
+                target.reinterpret(targetOffset + byteSize), targetOffset, byteSize);
+        deviceCopiedBytes.addAndGet(byteSize);
+    }
+
+    @Override
     public UsmKind usmKind(MemorySegment ptr, MemoryTraits traits) {
         return usmKind;
     }
@@ -144,5 +153,10 @@ public final class FakeDeviceAllocator implements DataMemAllocator, DeviceInterc
     /** Bytes copied to the host. */
     public long copiedBytes() {
         return copiedBytes.get();
+    }
+
+    /** Bytes copied within the "device" ({@link #copyWithinDevice}). */
+    public long deviceCopiedBytes() {
+        return deviceCopiedBytes.get();
     }
 }

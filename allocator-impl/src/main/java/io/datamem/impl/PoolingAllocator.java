@@ -3,6 +3,7 @@ package io.datamem.impl;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.internal.Checks;
+import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -647,10 +648,12 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     private MemorySegment move(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        if (!hostAccessible) {
+        DeviceInterchange interchange = traits.interchange();
+        if (!hostAccessible && interchange == null) {
             throw new UnsupportedOperationException("pool: realloc of " + traits.kind() + " memory on "
-                    + traits.device() + " across size classes needs a device copy; allocate a new block and copy"
-                    + " with the backend's copy operation instead");
+                    + traits.device() + " across size classes needs a device copy, and the upstream's traits carry"
+                    + " no DeviceInterchange to make it; allocate a new block and copy with the backend's copy"
+                    + " operation instead");
         }
         MemorySegment moved = malloc(newByteSize);
         if (moved.address() == 0) {
@@ -658,7 +661,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         long keep = Math.min(oldByteSize, newByteSize);
         if (keep > 0) {
-            MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
+            if (hostAccessible) {
+                MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
+            } else {
+                try {
+                    interchange.copyWithinDevice(ptr, 0, moved, 0, keep);
+                } catch (UnsupportedOperationException e) {
+                    free(moved, newByteSize);
+                    throw new UnsupportedOperationException("pool: realloc of " + traits.kind() + " memory on "
+                            + traits.device() + " across size classes needs a device copy, which the backend does"
+                            + " not make (" + e.getMessage() + "); allocate a new block and copy with the backend's"
+                            + " copy operation instead", e);
+                } catch (RuntimeException | Error e) {
+                    free(moved, newByteSize);
+                    throw e;
+                }
+            }
         }
         free(ptr, oldByteSize);
         return moved;

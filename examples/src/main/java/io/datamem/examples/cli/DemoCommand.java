@@ -81,7 +81,9 @@ public final class DemoCommand implements Callable<Integer> {
         }
         out.println();
         boolean profiled = ProfiledRun.run(out, elements);
-        boolean balanced = profiled && defaultStats.currentBytes() == 0 && alignedStats.currentBytes() == 0
+        out.println();
+        boolean cuda = CudaPart.run(out);   // one line saying it is skipped and why, without a GPU
+        boolean balanced = profiled && cuda && defaultStats.currentBytes() == 0 && alignedStats.currentBytes() == 0
                 && Math.abs(dot1 - dot2) <= 1e-9 * Math.abs(dot1);
         out.println();
         out.println(balanced ? "ok: both blocks computed the same result and every byte was freed"

@@ -44,6 +44,9 @@ public final class InfoCommand implements Callable<Integer> {
                     String.join(", ", p.names()), a.available() ? "available" : "UNAVAILABLE: " + a.reason());
         }
         out.println();
+        out.println("CUDA:");
+        io.datamem.cuda.Cuda.report().lines().forEach(line -> out.println("  " + line));
+        out.println();
         out.println("huge pages:");
         HugePages.report().lines().forEach(line -> out.println("  " + line));
         out.println();

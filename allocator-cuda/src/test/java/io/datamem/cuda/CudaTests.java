@@ -1,0 +1,94 @@
+package io.datamem.cuda;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.MemoryTraits;
+import io.datamem.cuda.internal.CudaDriver;
+import io.datamem.impl.AlignedAllocator;
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** What the CUDA tests share: the GPU assumption with its message, and host-backed stand-ins. */
+public final class CudaTests {
+
+    /** How to run the GPU tests, for skip messages. */
+    public static final String HOW_TO_RUN = "to run the GPU tests, use a machine with an NVIDIA GPU and"
+            + " driver: ./mvnw -B verify runs them with everything, ./mvnw -B test -pl allocator-cuda -am"
+            + " -Dgroups=cuda runs only them (docs/cuda.md)";
+
+    private CudaTests() {
+    }
+
+    /**
+     * Skips the calling test (or class, from {@code @BeforeAll}) unless CUDA works here; the
+     * message says what is missing and how to run the GPU tests.
+     */
+    public static void assumeGpu() {
+        Assumptions.assumeTrue(Cuda.isAvailable(), () -> "needs a CUDA GPU, unavailable here: "
+                + Cuda.availability().reason() + ". " + HOW_TO_RUN);
+    }
+
+    /** Whether the driver library can be opened at all. */
+    public static boolean driverPresent() {
+        return CudaDriver.probe().driverVersion() > 0;
+    }
+
+    /** Skips the calling test on machines with a CUDA driver (it checks the machine without one). */
+    public static void assumeNoDriver() {
+        Assumptions.assumeFalse(driverPresent(), () -> "a CUDA driver is installed here (CUDA "
+                + CudaDriver.versionString(CudaDriver.probe().driverVersion()) + "); this test checks a machine"
+                + " without one, the GPU tests (tag cuda) check this one");
+    }
+
+    /** Whether JCuda's runtime JNI library is mapped into this process. */
+    public static boolean jcudaLoaded() {
+        try {
+            return Files.readString(Path.of("/proc/self/maps")).contains("libJCudaRuntime");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Host memory reporting the traits of CUDA memory (with datamem's CUDA interchange): for
+     * exports and traits without a GPU. Nothing may copy it through CUDA.
+     */
+    public static DataMemAllocator hostBacked(MemoryTraits traits) {
+        DataMemAllocator host = new AlignedAllocator(traits.byteAlignment());
+        return new DataMemAllocator() {
+            @Override
+            public MemorySegment malloc(long byteSize) {
+                return host.malloc(byteSize);
+            }
+
+            @Override
+            public MemorySegment calloc(long count, long elementByteSize) {
+                return host.calloc(count, elementByteSize);
+            }
+
+            @Override
+            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+                return host.realloc(ptr, oldByteSize, newByteSize);
+            }
+
+            @Override
+            public void free(MemorySegment ptr, long byteSize) {
+                host.free(ptr, byteSize);
+            }
+
+            @Override
+            public MemoryTraits traits() {
+                return traits;
+            }
+
+            @Override
+            public String toString() {
+                return "host memory with " + traits.kind() + " traits on " + traits.device();
+            }
+        };
+    }
+}
