@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Installs the OpenCL runtime the SYCL tests run on: PoCL 6.0 (CPU device, with the extension
+# cl_intel_unified_shared_memory), built from Debian trixie's source package against bookworm's
+# LLVM 15 and installed into a cache directory outside the repository.
+#
+# Idempotent and cached: when the cache already holds a complete install, it only checks the
+# runtime packages and prints the OCL_ICD_VENDORS value (a few seconds).
+#
+# Usage: .ci/install-pocl.sh [--print-env]
+#   --print-env   print only `export OCL_ICD_VENDORS=...` on standard output (for eval)
+# Environment:
+#   DATAMEM_POCL_PREFIX  install directory (default: $HOME/.cache/datamem/pocl-6.0; the Maven
+#                        build looks there to point the SYCL tests at it)
+#   DATAMEM_POCL_JOBS    parallel build jobs (default: the number of cores)
+set -euo pipefail
+
+prefix=${DATAMEM_POCL_PREFIX:-$HOME/.cache/datamem/pocl-6.0}
+jobs=${DATAMEM_POCL_JOBS:-$(nproc)}
+version_prefix=6.0
+stamp=$prefix/.datamem-install-complete
+vendors=$prefix/etc/OpenCL/vendors
+print_env=false
+[ "${1:-}" = "--print-env" ] && print_env=true
+
+log() { echo "install-pocl: $*" >&2; }
+
+# Debian packages: the build needs all of them; the installed runtime needs the LLVM 15 and hwloc
+# libraries, clang 15 (PoCL compiles kernels with it at run time) and the ICD loader.
+packages=(clang-15 llvm-15-dev libclang-15-dev libclang-cpp15-dev libhwloc-dev ocl-icd-dev
+  ocl-icd-opencl-dev ocl-icd-libopencl1 cmake pkg-config dpkg-dev make g++)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    log "missing packages ${missing[*]} and not root to install them"
+    exit 1
+  fi
+  log "installing ${missing[*]}"
+  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    "${missing[@]}" >&2
+fi
+
+done_message() {
+  if $print_env; then
+    echo "export OCL_ICD_VENDORS=$vendors"
+  else
+    log "PoCL $(cat "$stamp") ready in $prefix"
+    log "select it with: export OCL_ICD_VENDORS=$vendors"
+  fi
+}
+
+if [ -f "$stamp" ] && [ -f "$vendors/pocl.icd" ]; then
+  done_message
+  exit 0
+fi
+
+start=$(date +%s)
+work=$(mktemp -d "${TMPDIR:-/tmp}/datamem-pocl.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# A temporary apt configuration that knows only trixie's source index; the system's own sources,
+# lists and caches are neither read nor changed.
+mkdir -p "$work/apt/sources.list.d" "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
+cat >"$work/apt/sources.list" <<'EOF'
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+EOF
+apt_options=(
+  -o Dir::Etc::SourceList="$work/apt/sources.list"
+  -o Dir::Etc::SourceParts="$work/apt/sources.list.d"
+  -o Dir::State::Lists="$work/apt/lists"
+  -o Dir::Cache="$work/apt/cache"
+  -o Dir::Cache::pkgcache="" -o Dir::Cache::srcpkgcache=""
+  -o APT::Sandbox::User=root
+)
+log "fetching the pocl source package from Debian trixie (temporary apt configuration)"
+apt-get "${apt_options[@]}" update -qq >&2
+(cd "$work" && apt-get "${apt_options[@]}" source -qq pocl >&2)
+src=$(find "$work" -maxdepth 1 -type d -name 'pocl-*' | head -n 1)
+if [ -z "$src" ]; then
+  log "apt-get source pocl produced no source tree"
+  exit 1
+fi
+version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
+case "$version" in
+  "$version_prefix"*) ;;
+  *) log "trixie's pocl is $version, expected $version_prefix"; exit 1 ;;
+esac
+
+log "building pocl $version against LLVM 15 with $jobs jobs (several minutes)"
+mkdir -p "$work/build"
+cd "$work/build" # PoCL's configure checks write scratch files into the working directory
+cmake -S "$src" -B "$work/build" -G "Unix Makefiles" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_INSTALL_PREFIX="$prefix" \
+  -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 \
+  -DENABLE_ICD=ON -DENABLE_LEVEL0=OFF -DENABLE_SPIRV=OFF -DENABLE_TESTS=OFF \
+  -DENABLE_EXAMPLES=OFF -DKERNELLIB_HOST_CPU_VARIANTS=distro >"$work/cmake.log" 2>&1 \
+  || { tail -n 50 "$work/cmake.log" >&2; exit 1; }
+nice make -C "$work/build" -j "$jobs" >"$work/make.log" 2>&1 \
+  || { tail -n 80 "$work/make.log" >&2; exit 1; }
+rm -rf "$prefix"
+make -C "$work/build" install >"$work/install.log" 2>&1 \
+  || { tail -n 50 "$work/install.log" >&2; exit 1; }
+
+# The ICD file of the install: the loader reads every *.icd in the OCL_ICD_VENDORS directory.
+library=$(find "$prefix" -name 'libpocl.so*' -type f | head -n 1)
+if [ -z "$library" ]; then
+  log "the install holds no libpocl.so"
+  exit 1
+fi
+mkdir -p "$vendors"
+rm -f "$vendors"/*.icd
+echo "$library" >"$vendors/pocl.icd"
+echo "$version" >"$stamp"
+log "built and installed in $(($(date +%s) - start)) s"
+done_message
