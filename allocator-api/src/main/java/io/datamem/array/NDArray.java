@@ -413,7 +413,8 @@ public final class NDArray implements AutoCloseable {
             throw new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
                     + memory.traits.kind() + " memory of handler '" + handlerName()
                     + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
-                    + " (for example CudaMemory.copy) and read that");
+                    + " (for example CudaMemory.copy, or io.datamem.sycl.SyclQueue.copy(destination, source) for"
+                    + " SYCL USM device memory) and read that");
         }
         return d;
     }
