@@ -58,30 +58,39 @@ if [ -f "$stamp" ] && [ -f "$vendors/pocl.icd" ]; then
 fi
 
 start=$(date +%s)
-work=$(mktemp -d "${TMPDIR:-/tmp}/datamem-pocl.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-# A temporary apt configuration that knows only trixie's source index; the system's own sources,
-# lists and caches are neither read nor changed.
-mkdir -p "$work/apt/sources.list.d" "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
-cat >"$work/apt/sources.list" <<'EOF'
+# The source and build tree live beside the install and survive a failed build, so that running
+# the script again resumes it; they are removed once the install is complete.
+build_root=$prefix.build
+mkdir -p "$build_root"
+src=$(find "$build_root" -mindepth 1 -maxdepth 1 -type d -name 'pocl-*' | head -n 1)
+if [ -z "$src" ] || [ ! -f "$src/debian/changelog" ]; then
+  work=$(mktemp -d "${TMPDIR:-/tmp}/datamem-pocl-apt.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  # A temporary apt configuration that knows only trixie's source index; the system's own sources,
+  # lists and caches are neither read nor changed.
+  mkdir -p "$work/apt/sources.list.d" "$work/apt/lists/partial" "$work/apt/cache/archives/partial"
+  cat >"$work/apt/sources.list" <<'EOF2'
 deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
-EOF
-apt_options=(
-  -o Dir::Etc::SourceList="$work/apt/sources.list"
-  -o Dir::Etc::SourceParts="$work/apt/sources.list.d"
-  -o Dir::State::Lists="$work/apt/lists"
-  -o Dir::Cache="$work/apt/cache"
-  -o Dir::Cache::pkgcache="" -o Dir::Cache::srcpkgcache=""
-  -o APT::Sandbox::User=root
-)
-log "fetching the pocl source package from Debian trixie (temporary apt configuration)"
-apt-get "${apt_options[@]}" update -qq >&2
-(cd "$work" && apt-get "${apt_options[@]}" source -qq pocl >&2)
-src=$(find "$work" -maxdepth 1 -type d -name 'pocl-*' | head -n 1)
-if [ -z "$src" ]; then
-  log "apt-get source pocl produced no source tree"
-  exit 1
+EOF2
+  apt_options=(
+    -o Dir::Etc::SourceList="$work/apt/sources.list"
+    -o Dir::Etc::SourceParts="$work/apt/sources.list.d"
+    -o Dir::State::Lists="$work/apt/lists"
+    -o Dir::Cache="$work/apt/cache"
+    -o Dir::Cache::pkgcache="" -o Dir::Cache::srcpkgcache=""
+    -o APT::Sandbox::User=root
+  )
+  log "fetching the pocl source package from Debian trixie (temporary apt configuration)"
+  apt-get "${apt_options[@]}" update -qq >&2
+  rm -rf "$build_root"/pocl*
+  (cd "$build_root" && apt-get "${apt_options[@]}" source -qq pocl >/dev/null)
+  src=$(find "$build_root" -mindepth 1 -maxdepth 1 -type d -name 'pocl-*' | head -n 1)
+  if [ -z "$src" ]; then
+    log "apt-get source pocl produced no source tree"
+    exit 1
+  fi
+else
+  log "resuming the build in $build_root"
 fi
 version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
 case "$version" in
@@ -90,20 +99,22 @@ case "$version" in
 esac
 
 log "building pocl $version against LLVM 15 with $jobs jobs (several minutes)"
-mkdir -p "$work/build"
-cd "$work/build" # PoCL's configure checks write scratch files into the working directory
-cmake -S "$src" -B "$work/build" -G "Unix Makefiles" \
+build=$build_root/build
+mkdir -p "$build"
+cd "$build" # PoCL's configure checks write scratch files into the working directory
+# Debian's patches leave position-independent code to its hardening flags: ask for it directly.
+cmake -S "$src" -B "$build" -G "Unix Makefiles" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 \
   -DENABLE_ICD=ON -DENABLE_LEVEL0=OFF -DENABLE_SPIRV=OFF -DENABLE_TESTS=OFF \
-  -DENABLE_EXAMPLES=OFF -DKERNELLIB_HOST_CPU_VARIANTS=distro >"$work/cmake.log" 2>&1 \
-  || { tail -n 50 "$work/cmake.log" >&2; exit 1; }
-nice make -C "$work/build" -j "$jobs" >"$work/make.log" 2>&1 \
-  || { tail -n 80 "$work/make.log" >&2; exit 1; }
+  -DENABLE_EXAMPLES=OFF -DKERNELLIB_HOST_CPU_VARIANTS=distro -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  >"$build_root/cmake.log" 2>&1 || { tail -n 50 "$build_root/cmake.log" >&2; exit 1; }
+nice make -C "$build" -j "$jobs" >"$build_root/make.log" 2>&1 \
+  || { tail -n 80 "$build_root/make.log" >&2; log "build failed; run again to resume ($build_root)"; exit 1; }
 rm -rf "$prefix"
-make -C "$work/build" install >"$work/install.log" 2>&1 \
-  || { tail -n 50 "$work/install.log" >&2; exit 1; }
+make -C "$build" install >"$build_root/install.log" 2>&1 \
+  || { tail -n 50 "$build_root/install.log" >&2; exit 1; }
 
 # The ICD file of the install: the loader reads every *.icd in the OCL_ICD_VENDORS directory.
 library=$(find "$prefix" -name 'libpocl.so*' -type f | head -n 1)
@@ -115,5 +126,7 @@ mkdir -p "$vendors"
 rm -f "$vendors"/*.icd
 echo "$library" >"$vendors/pocl.icd"
 echo "$version" >"$stamp"
+cd /
+rm -rf "$build_root"
 log "built and installed in $(($(date +%s) - start)) s"
 done_message

@@ -377,7 +377,7 @@ public final class SyclQueue implements AutoCloseable {
      * What the context knows about a pointer: the kind, base, size and device of the USM allocation
      * containing it (interior pointers included), or {@link UsmPointerInfo#UNKNOWN}.
      *
-     * @param ptr any address
+     * @param ptr any address ({@link MemorySegment#NULL} is unknown)
      * @return the information
      * @throws NullPointerException        if {@code ptr} is null
      * @throws IllegalStateException       if the queue is closed
@@ -386,6 +386,9 @@ public final class SyclQueue implements AutoCloseable {
     public UsmPointerInfo pointerInfo(MemorySegment ptr) {
         Objects.requireNonNull(ptr, "ptr");
         checkOpen();
+        if (ptr.address() == 0) {
+            return UsmPointerInfo.UNKNOWN;
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(JAVA_LONG);
             MemorySegment p = MemorySegment.ofAddress(ptr.address());
@@ -413,6 +416,9 @@ public final class SyclQueue implements AutoCloseable {
     public UsmKind kindOf(MemorySegment ptr) {
         Objects.requireNonNull(ptr, "ptr");
         checkOpen();
+        if (ptr.address() == 0) {
+            return UsmKind.UNKNOWN;
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(JAVA_LONG);
             return UsmKind.ofClMemType((int) query(MemorySegment.ofAddress(ptr.address()),
