@@ -17,6 +17,10 @@ set -euo pipefail
 prefix=${DATAMEM_POCL_PREFIX:-$HOME/.cache/datamem/pocl-6.0}
 jobs=${DATAMEM_POCL_JOBS:-$(nproc)}
 version_prefix=6.0
+# datamem's fixes on top of Debian's source package (.ci/pocl-*.patch); raising the revision
+# rebuilds cached installs.
+patch_revision=1
+here=$(cd "$(dirname "$0")" && pwd)
 stamp=$prefix/.datamem-install-complete
 vendors=$prefix/etc/OpenCL/vendors
 print_env=false
@@ -27,7 +31,7 @@ log() { echo "install-pocl: $*" >&2; }
 # Debian packages: the build needs all of them; the installed runtime needs the LLVM 15 and hwloc
 # libraries, clang 15 (PoCL compiles kernels with it at run time) and the ICD loader.
 packages=(clang-15 llvm-15-dev libclang-15-dev libclang-cpp15-dev libhwloc-dev ocl-icd-dev
-  ocl-icd-opencl-dev ocl-icd-libopencl1 cmake pkg-config dpkg-dev make g++)
+  ocl-icd-opencl-dev ocl-icd-libopencl1 cmake pkg-config dpkg-dev patch make g++)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -47,12 +51,12 @@ done_message() {
   if $print_env; then
     echo "export OCL_ICD_VENDORS=$vendors"
   else
-    log "PoCL $(cat "$stamp") ready in $prefix"
+    log "PoCL $(head -n 1 "$stamp") (datamem patches $patch_revision) ready in $prefix"
     log "select it with: export OCL_ICD_VENDORS=$vendors"
   fi
 }
 
-if [ -f "$stamp" ] && [ -f "$vendors/pocl.icd" ]; then
+if [ -f "$stamp" ] && grep -qx "patches $patch_revision" "$stamp" && [ -f "$vendors/pocl.icd" ]; then
   done_message
   exit 0
 fi
@@ -63,7 +67,8 @@ start=$(date +%s)
 build_root=$prefix.build
 mkdir -p "$build_root"
 src=$(find "$build_root" -mindepth 1 -maxdepth 1 -type d -name 'pocl-*' | head -n 1)
-if [ -z "$src" ] || [ ! -f "$src/debian/changelog" ]; then
+if [ -z "$src" ] || [ ! -f "$src/debian/changelog" ] \
+    || [ "$(cat "$build_root/.patches" 2>/dev/null)" != "$patch_revision" ]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/datamem-pocl-apt.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   # A temporary apt configuration that knows only trixie's source index; the system's own sources,
@@ -89,6 +94,12 @@ EOF2
     log "apt-get source pocl produced no source tree"
     exit 1
   fi
+  for p in "$here"/pocl-*.patch; do
+    log "applying $(basename "$p")"
+    patch -d "$src" -p1 --quiet <"$p"
+  done
+  rm -rf "$build_root/build"
+  echo "$patch_revision" >"$build_root/.patches"
 else
   log "resuming the build in $build_root"
 fi
@@ -125,7 +136,7 @@ fi
 mkdir -p "$vendors"
 rm -f "$vendors"/*.icd
 echo "$library" >"$vendors/pocl.icd"
-echo "$version" >"$stamp"
+printf '%s\npatches %s\n' "$version" "$patch_revision" >"$stamp"
 cd /
 rm -rf "$build_root"
 log "built and installed in $(($(date +%s) - start)) s"

@@ -34,9 +34,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  *       {@code CL_MEM_OBJECT_ALLOCATION_FAILURE}, or {@code CL_INVALID_BUFFER_SIZE} for sizes above
  *       the device's largest allocation) returns NULL; other OpenCL errors throw a
  *       {@link io.datamem.BackendException} naming the code.</li>
- *   <li>{@code free} uses {@code clMemBlockingFreeINTEL}, which waits for commands still using the
- *       block. Freeing a pointer that is not a live allocation of the context (a double free, a
- *       foreign pointer) is an {@link IllegalArgumentException}.</li>
+ *   <li>{@code free} waits for the commands that may still use the block: it uses
+ *       {@code clMemBlockingFreeINTEL}, except on PoCL, whose blocking free crashes under
+ *       concurrent use, where it waits for the allocator's queue ({@code clFinish}) and calls
+ *       {@code clMemFreeINTEL}. Freeing a pointer that is not a live allocation of the context (a
+ *       double free, a foreign pointer) is an {@link IllegalArgumentException}.</li>
  * </ul>
  *
  * <p>Traits: {@link io.datamem.MemoryKind#HOST_PINNED}, {@link io.datamem.MemoryKind#MANAGED} or
@@ -389,7 +391,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
             byBase.remove(b.base);
         }
         long base = b == null ? ptr.address() : b.base;
-        int status = usm.blockingFree(context, MemorySegment.ofAddress(base));
+        int status = usm.freeWhenIdle(context, queue.queueHandle(), MemorySegment.ofAddress(base));
         if (status == ClError.SUCCESS) {
             return;
         }
@@ -399,11 +401,10 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         }
         if (status == ClError.INVALID_VALUE) {
             throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address()) + " (expected: a live block of"
-                    + " handler '" + name + "'; clMemBlockingFreeINTEL returned CL_INVALID_VALUE: freed twice, or not"
+                    + " handler '" + name + "'; " + usm.freeFunction() + " returned CL_INVALID_VALUE: freed twice, or not"
                     + " USM memory of this context)");
         }
-        throw ClError.exception(name, byteSize, "clMemBlockingFreeINTEL", status, "at 0x"
-                + Long.toHexString(ptr.address()));
+        throw ClError.exception(name, byteSize, usm.freeFunction(), status, "at 0x" + Long.toHexString(ptr.address()));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -463,7 +464,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
                 return p;
             }
             if (p.address() != 0) {
-                usm.blockingFree(context, p);
+                usm.freeWhenIdle(context, queue.queueHandle(), p);
             }
             if (ClError.isExhaustion(code)) {
                 return MemorySegment.NULL;
@@ -477,9 +478,9 @@ public final class SyclUsmAllocator implements DataMemAllocator {
     }
 
     private void rawFree(MemorySegment base) {
-        int status = usm.blockingFree(context, base);
+        int status = usm.freeWhenIdle(context, queue.queueHandle(), base);
         if (status != ClError.SUCCESS) {
-            throw ClError.exception(name, 0, "clMemBlockingFreeINTEL", status, "at 0x" + Long.toHexString(base.address()));
+            throw ClError.exception(name, 0, usm.freeFunction(), status, "at 0x" + Long.toHexString(base.address()));
         }
     }
 

@@ -215,7 +215,7 @@ public final class ClRuntime {
                 MemorySegment platform = ids.getAtIndex(ADDRESS, p);
                 String platformName = OpenCl.platformString(platform, OpenCl.PLATFORM_NAME);
                 List<String> missing = new ArrayList<>();
-                UsmFunctions usm = UsmFunctions.lookup(platform, missing);
+                UsmFunctions usm = UsmFunctions.lookup(platform, platformName, missing);
                 if (usm != null) {
                     functions.put(platform.address(), usm);
                 }

@@ -31,7 +31,7 @@ public final class UsmFunctions {
     public static final List<String> NAMES = List.of("clHostMemAllocINTEL", "clSharedMemAllocINTEL",
             "clDeviceMemAllocINTEL", "clMemBlockingFreeINTEL", "clGetMemAllocInfoINTEL", "clEnqueueMemcpyINTEL",
             "clEnqueueMemFillINTEL", "clEnqueueMigrateMemINTEL", "clEnqueueMemAdviseINTEL",
-            "clSetKernelArgMemPointerINTEL");
+            "clSetKernelArgMemPointerINTEL", "clMemFreeINTEL");
 
     private final MethodHandle hostAlloc;
     private final MethodHandle sharedAlloc;
@@ -43,8 +43,11 @@ public final class UsmFunctions {
     private final MethodHandle migrate;
     private final MethodHandle advise;
     private final MethodHandle setKernelArg;
+    private final MethodHandle free;
+    private final boolean blockingFreeIsSafe;
 
-    private UsmFunctions(MemorySegment[] a) {
+    private UsmFunctions(MemorySegment[] a, boolean blockingFreeIsSafe) {
+        this.blockingFreeIsSafe = blockingFreeIsSafe;
         hostAlloc = OpenCl.downcall(a[0], FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT,
                 ADDRESS));
         sharedAlloc = OpenCl.downcall(a[1], FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG,
@@ -63,16 +66,18 @@ public final class UsmFunctions {
         advise = OpenCl.downcall(a[8], FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT,
                 JAVA_INT, ADDRESS, ADDRESS));
         setKernelArg = OpenCl.downcall(a[9], FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+        free = OpenCl.downcall(a[10], FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     }
 
     /**
      * Looks the functions up on a platform.
      *
-     * @param platform the platform
-     * @param missing  receives the names the platform does not provide
+     * @param platform     the platform
+     * @param platformName its {@code CL_PLATFORM_NAME}
+     * @param missing      receives the names the platform does not provide
      * @return the functions, or null when one is missing
      */
-    public static UsmFunctions lookup(MemorySegment platform, List<String> missing) {
+    public static UsmFunctions lookup(MemorySegment platform, String platformName, List<String> missing) {
         MemorySegment[] addresses = new MemorySegment[NAMES.size()];
         List<String> absent = new ArrayList<>();
         for (int i = 0; i < addresses.length; i++) {
@@ -82,7 +87,11 @@ public final class UsmFunctions {
             }
         }
         missing.addAll(absent);
-        return absent.isEmpty() ? new UsmFunctions(addresses) : null;
+        // PoCL 6.0's clMemBlockingFreeINTEL waits on the last event of every queue of the context
+        // and reads the event's wait state before the thread enqueuing it has set it up: under
+        // concurrent use it crashes (pthread_cond_wait on NULL).
+        boolean safe = !platformName.startsWith("Portable Computing Language");
+        return absent.isEmpty() ? new UsmFunctions(addresses, safe) : null;
     }
 
     /**
@@ -152,6 +161,49 @@ public final class UsmFunctions {
     public int blockingFree(MemorySegment context, MemorySegment ptr) {
         try {
             return (int) blockingFree.invokeExact(context, ptr);
+        } catch (Throwable t) {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * Frees a block once the commands that may use it are complete: with
+     * {@code clMemBlockingFreeINTEL}, or, on platforms whose blocking free is not safe under
+     * concurrent use (PoCL), with {@code clFinish} on the allocating queue and
+     * {@code clMemFreeINTEL}.
+     *
+     * @param context the context
+     * @param queue   the queue the allocator's commands run on
+     * @param ptr     the block
+     * @return the status
+     */
+    public int freeWhenIdle(MemorySegment context, MemorySegment queue, MemorySegment ptr) {
+        if (blockingFreeIsSafe) {
+            return blockingFree(context, ptr);
+        }
+        int status = OpenCl.finish(queue);
+        return status != ClError.SUCCESS ? status : free(context, ptr);
+    }
+
+    /**
+     * The function {@link #freeWhenIdle} frees with, for messages.
+     *
+     * @return {@code clMemBlockingFreeINTEL} or {@code clMemFreeINTEL}
+     */
+    public String freeFunction() {
+        return blockingFreeIsSafe ? "clMemBlockingFreeINTEL" : "clMemFreeINTEL";
+    }
+
+    /**
+     * {@code clMemFreeINTEL}: frees without waiting for commands that use the block.
+     *
+     * @param context the context
+     * @param ptr     the block
+     * @return the status
+     */
+    public int free(MemorySegment context, MemorySegment ptr) {
+        try {
+            return (int) free.invokeExact(context, ptr);
         } catch (Throwable t) {
             throw Libc.rethrow(t);
         }
