@@ -468,7 +468,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + memory.traits.kind() + " memory of handler '" + handlerName()
                     + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
                     + " and read that (CUDA: io.datamem.cuda.CudaMemory.toHost(array), or CudaMemory.copy(source,"
-                    + " target) into an array you have)");
+                    + " target) into an array you have; SYCL USM device memory:"
+                    + " io.datamem.sycl.SyclQueue.copy(destination, source))");
         }
         return d;
     }

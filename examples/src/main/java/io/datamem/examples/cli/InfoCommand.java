@@ -40,8 +40,9 @@ public final class InfoCommand implements Callable<Integer> {
         out.println("providers (handler names: LEAF or LEAF+ADAPTOR+...):");
         for (DataMemProvider p : DataMem.providers()) {
             Availability a = p.availability();
-            out.printf("  %-18s %-8s %-45s %s%n", p.name(), p.role().name().toLowerCase(java.util.Locale.ROOT),
-                    String.join(", ", p.names()), a.available() ? "available" : "UNAVAILABLE: " + a.reason());
+            out.printf("  %-18s %-8s %s%n", p.name(), p.role().name().toLowerCase(java.util.Locale.ROOT),
+                    a.available() ? "available" : "UNAVAILABLE: " + a.reason());
+            out.println("      " + String.join(", ", p.names()));
         }
         out.println();
         out.println("CUDA:");

@@ -1,0 +1,102 @@
+package io.datamem.sycl.internal;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.spi.Availability;
+import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+import io.datamem.sycl.SyclSelector;
+import io.datamem.sycl.SyclUsmAllocator;
+import io.datamem.sycl.UsmKind;
+
+import java.util.List;
+
+/**
+ * Provides {@code sycl:host}, {@code sycl:shared} and {@code sycl:device}, each optionally followed
+ * by {@code :} and a filter selector: {@code sycl:device:opencl:gpu:0}, {@code sycl:shared:cpu}.
+ * Without a selector the default device is used.
+ */
+public final class SyclProvider implements DataMemProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public SyclProvider() {
+    }
+
+    @Override
+    public String name() {
+        return "sycl";
+    }
+
+    @Override
+    public Role role() {
+        return Role.LEAF;
+    }
+
+    @Override
+    public List<String> names() {
+        return List.of("sycl:host[:SELECTOR]", "sycl:shared[:SELECTOR]", "sycl:device[:SELECTOR]");
+    }
+
+    @Override
+    public boolean accepts(ProviderTerm term) {
+        return term.family().equals("sycl");
+    }
+
+    @Override
+    public Availability availability() {
+        return ClRuntime.get().availability(SyclSelector.defaultSelector(), UsmKind.UNKNOWN);
+    }
+
+    /**
+     * Parses a term into its kind and selector.
+     *
+     * @param term        a {@code sycl} term
+     * @param handlerName the handler name, for messages
+     * @return the kind and the selector
+     * @throws IllegalArgumentException if the kind or the selector is malformed
+     */
+    public static Parsed parse(ProviderTerm term, String handlerName) {
+        String text = term.text();
+        if (!text.startsWith("sycl:") || term.nested() != null) {
+            throw new IllegalArgumentException("handler name '" + handlerName + "': '" + text
+                    + "' (expected: sycl:host, sycl:shared or sycl:device, optionally followed by ':' and a filter"
+                    + " selector such as opencl:gpu:0)");
+        }
+        String argument = text.substring("sycl:".length());
+        int colon = argument.indexOf(':');
+        String kindName = colon < 0 ? argument : argument.substring(0, colon);
+        UsmKind kind;
+        try {
+            kind = UsmKind.ofUsmType(kindName);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("handler name '" + handlerName + "': USM kind '" + kindName + "' in '"
+                    + text + "' (expected: host, shared or device)");
+        }
+        SyclSelector selector;
+        try {
+            selector = colon < 0 ? SyclSelector.defaultSelector() : SyclSelector.parse(argument.substring(colon + 1));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("handler name '" + handlerName + "': " + e.getMessage(), e);
+        }
+        return new Parsed(kind, selector);
+    }
+
+    /**
+     * A parsed term.
+     *
+     * @param kind     the USM kind
+     * @param selector the device selector
+     */
+    public record Parsed(UsmKind kind, SyclSelector selector) {
+    }
+
+    @Override
+    public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        Parsed p = parse(term, context.handlerName());
+        Availability a = ClRuntime.get().availability(p.selector(), p.kind());
+        if (!a.available()) {
+            throw new IllegalStateException("handler '" + context.handlerName() + "' is unavailable: " + a.reason());
+        }
+        return SyclUsmAllocator.builder(p.kind()).selector(p.selector()).name(context.handlerName()).build();
+    }
+}
