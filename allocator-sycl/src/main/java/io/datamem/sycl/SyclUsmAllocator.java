@@ -6,6 +6,7 @@ import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.ClRuntime;
+import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
 
 import java.lang.foreign.Arena;
@@ -75,7 +76,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         this.byteAlignment = b.byteAlignment > 0 ? b.byteAlignment : directAlignment;
         this.name = b.name != null ? b.name : "sycl:" + kind.usmType() + ":" + d.filterString();
         this.traits = new MemoryTraits(kind.memoryKind(), d.dlpackDevice(), kind.hostAccessible(), byteAlignment,
-                Libc.pageSize());
+                Libc.pageSize(), SyclInterchange.of(queue));
         this.usm = queue.usm();
         this.context = queue.contextHandle();
         this.device = queue.deviceHandle();
