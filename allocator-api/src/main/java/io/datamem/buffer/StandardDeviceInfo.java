@@ -15,26 +15,29 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Version 1 of the {@code device_info} datamem's device backends ({@value DeviceInfo#CUDA_DEVICE_ID},
- * {@value DeviceInfo#SYCL_DEVICE_ID}) attach to the buffers they export. Natively (x86-64, 48 bytes):
+ * {@value DeviceInfo#SYCL_DEVICE_ID}) attach to the buffers they export. The SYCL backend's record
+ * ({@code io.datamem.sycl.SyclDeviceInfo}) extends it: its first 48 bytes are this struct, with the
+ * OpenCL handles of the memory's context, followed by SYCL fields, so {@link #fromNative} reads
+ * either. Natively (x86-64, 48 bytes):
  *
  * <pre>{@code
  * typedef struct {
  *     uint32_t version;        //  0: 1
- *     uint32_t byte_size;      //  4: sizeof this struct (48); later versions only append fields
+ *     uint32_t byte_size;      //  4: sizeof the struct (48 here); later versions only append fields
  *     int32_t  device_type;    //  8: DLDeviceType (kDLCUDA = 2, kDLOneAPI = 14, ...)
  *     int32_t  device_id;      // 12: device ordinal
  *     uint32_t memory_kind;    // 16: 1 host, 2 host-pinned, 3 device, 4 managed/shared
  *     uint32_t reserved;       // 20: 0
- *     uint64_t stream;         // 24: cudaStream_t / sycl::queue* the data is ordered on; 0 = default
- *     uint64_t context;        // 32: CUcontext / sycl::context*, or 0
- *     uint64_t device_handle;  // 40: CUdevice / sycl::device*, or 0
+ *     uint64_t stream;         // 24: cudaStream_t / cl_command_queue the data is ordered on; 0 = default
+ *     uint64_t context;        // 32: CUcontext / cl_context, or 0
+ *     uint64_t device_handle;  // 40: CUdevice / cl_device_id, or 0
  * } datamem_device_info_v1;
  * }</pre>
  *
  * @param device       the device the memory lives on (its DLPack type and ordinal)
  * @param kind         the memory kind
- * @param stream       the CUDA stream or SYCL queue handle the data is ordered on, 0 for the default
- * @param context      the CUDA or SYCL context handle, or 0
+ * @param stream       the CUDA stream or OpenCL queue handle the data is ordered on, 0 for the default
+ * @param context      the CUDA or OpenCL context handle, or 0
  * @param deviceHandle the backend's device handle, or 0
  */
 public record StandardDeviceInfo(Device device, MemoryKind kind, long stream, long context, long deviceHandle)

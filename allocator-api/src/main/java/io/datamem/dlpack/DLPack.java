@@ -18,6 +18,7 @@ import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.spi.DeviceInterchange;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
@@ -452,11 +453,14 @@ public final class DLPack {
      * A tensor flagged {@link #FLAG_READ_ONLY} becomes a read-only array. The array's traits
      * follow the tensor's device: host memory for {@code kDLCPU}, host-pinned for
      * {@code kDLCUDAHost}/{@code kDLROCMHost}, managed for {@code kDLCUDAManaged}, and device
-     * memory the host does not touch for every other device type ({@code kDLOneAPI} included: its
-     * USM kind is unknown). For devices a provider's backend manages, the traits carry that
-     * backend's {@link DeviceInterchange} ({@link io.datamem.spi.DataMemProvider#interchangeFor}),
-     * so the array exports and copies as the backend's own memory does. Strides of NULL mean C
-     * order.
+     * memory the host does not touch for every other device type. For devices a provider's
+     * backend manages, the traits carry that backend's {@link DeviceInterchange}
+     * ({@link io.datamem.spi.DataMemProvider#interchangeFor}), so the array exports and copies as
+     * the backend's own memory does; for {@code kDLOneAPI}, whose tensors do not tell their USM
+     * kind, the backend is asked ({@link DeviceInterchange#usmKind}): USM host memory imports as
+     * host-pinned and USM shared memory as managed memory, both host-accessible, and anything else
+     * (device, or a pointer the backend does not know) as device memory; should that query fail,
+     * its exception propagates and the tensor stays the caller's. Strides of NULL mean C order.
      *
      * @param managed   a {@code DLManagedTensorVersioned*} or {@code DLManagedTensor*}
      * @param versioned which of the two it is
@@ -630,7 +634,15 @@ public final class DLPack {
         for (io.datamem.spi.DataMemProvider p : DataMem.providers()) {
             Optional<DeviceInterchange> hook = p.interchangeFor(device);
             if (hook.isPresent()) {
-                return traits.withInterchange(hook.get());
+                MemoryTraits hooked = traits.withInterchange(hook.get());
+                if (type == DeviceType.ONE_API && block != 0) {   // the backend knows the USM kind
+                    UsmKind usm = hook.get().usmKind(MemorySegment.ofAddress(block), hooked);
+                    if (usm == UsmKind.HOST || usm == UsmKind.SHARED) {
+                        hooked = hooked.withPlacement(usm == UsmKind.HOST ? MemoryKind.HOST_PINNED
+                                : MemoryKind.MANAGED, device, true);
+                    }
+                }
+                return hooked;
             }
         }
         return traits;

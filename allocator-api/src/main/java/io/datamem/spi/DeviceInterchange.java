@@ -21,9 +21,10 @@ import java.util.OptionalLong;
  * reaches exports through any stack of adaptors. Memory whose traits carry no interchange is
  * exported as what its traits say, and device memory without one cannot be exported.
  *
- * <p>Every {@code ptr} argument is the start of a block the backend's allocator returned and has
- * not freed (as a zero-length segment). Implementations are thread-safe and fast: exports call
- * them on every request.
+ * <p>Every {@code ptr} argument is the start of a live block (as a zero-length segment): one the
+ * backend's allocator returned, or, through a pool or a DLPack import, a block inside one (a
+ * pool's block in its slab, an imported tensor's lowest element). Implementations are thread-safe
+ * and fast: exports call them on every request.
  */
 public interface DeviceInterchange {
 

@@ -6,7 +6,10 @@ import java.util.Objects;
  * The {@code syclobj} of a SYCL USM array interface: what names the SYCL context a USM pointer is
  * bound to. dpctl accepts a queue, a context (as objects or as named capsules carrying a
  * {@code DPCTLSyclQueueRef} / {@code DPCTLSyclContextRef}, that is a {@code sycl::queue*} /
- * {@code sycl::context*}), or a filter selector string; the three records are those forms.
+ * {@code sycl::context*}), or a filter selector string; the first three records are those forms.
+ * The fourth, {@link NativeHandles}, names the context by its backend-native handles, for producers
+ * that reach USM through a backend API without a SYCL runtime of their own (datamem's SYCL backend
+ * uses OpenCL): a consumer adopts them through SYCL's backend interoperability.
  */
 public sealed interface SyclObject {
 
@@ -61,6 +64,49 @@ public sealed interface SyclObject {
          */
         public String capsuleName() {
             return "SyclContextRef";
+        }
+    }
+
+    /**
+     * The backend-native handles of the context a USM pointer is bound to, with a device and a queue
+     * of it: what a SYCL program adopts through backend interoperability
+     * ({@code sycl::make_context<backend>(context)}, {@code sycl::make_device<backend>(device)},
+     * {@code sycl::make_queue<backend>(queue, ctx)}), after which the pointer is a USM pointer of the
+     * adopted context. dpctl's {@code syclobj} has no such form: a bridge to Python makes a SYCL
+     * queue from the handles through interop and hands dpctl that queue (or an object whose
+     * {@code _get_capsule()} returns its {@code "SyclQueueRef"} capsule).
+     *
+     * @param backend the SYCL backend the handles belong to, as {@code sycl::backend} names it
+     *                ({@value #OPENCL}, {@code level_zero}, ...)
+     * @param context the native context ({@code cl_context} for OpenCL)
+     * @param device  the native device the memory is associated with ({@code cl_device_id})
+     * @param queue   a native queue of that context and device ({@code cl_command_queue}), or 0 for
+     *                none (the consumer then makes its own queue on the context)
+     */
+    record NativeHandles(String backend, long context, long device, long queue) implements SyclObject {
+
+        /** The OpenCL backend's name: the handles are {@code cl_context}, {@code cl_device_id}, {@code cl_command_queue}. */
+        public static final String OPENCL = "opencl";
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException     if {@code backend} is null
+         * @throws IllegalArgumentException if {@code backend} is not a lower-case identifier, or
+         *                                  {@code context} or {@code device} is 0
+         */
+        public NativeHandles {
+            Objects.requireNonNull(backend, "backend");
+            if (!backend.matches("[a-z][a-z0-9_]*")) {
+                throw new IllegalArgumentException("backend: '" + backend + "' (expected: a sycl::backend name such"
+                        + " as opencl or level_zero)");
+            }
+            if (context == 0) {
+                throw new IllegalArgumentException("context: 0 (expected: a native context handle)");
+            }
+            if (device == 0) {
+                throw new IllegalArgumentException("device: 0 (expected: a native device handle)");
+            }
         }
     }
 

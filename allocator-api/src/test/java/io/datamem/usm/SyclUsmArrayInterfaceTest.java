@@ -191,6 +191,14 @@ class SyclUsmArrayInterfaceTest {
         assertThrows(IllegalArgumentException.class, () -> new SyclObject.FilterSelector(" "));
         assertEquals("SyclQueueRef", new SyclObject.Queue(1).capsuleName());
         assertEquals("SyclContextRef", new SyclObject.Context(2).capsuleName());
+        SyclObject.NativeHandles h = new SyclObject.NativeHandles(SyclObject.NativeHandles.OPENCL, 1, 2, 0);
+        assertEquals("opencl", h.backend());
+        assertEquals(0, h.queue(), "a queue is optional");
+        assertThrows(NullPointerException.class, () -> new SyclObject.NativeHandles(null, 1, 2, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SyclObject.NativeHandles("OpenCL", 1, 2, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SyclObject.NativeHandles("", 1, 2, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SyclObject.NativeHandles("opencl", 0, 2, 3));
+        assertThrows(IllegalArgumentException.class, () -> new SyclObject.NativeHandles("opencl", 1, 0, 3));
         assertEquals(List.of("host", "device", "shared", "unknown"),
                 Arrays.stream(UsmKind.values()).map(UsmKind::dpctlName).toList());
         assertEquals(UsmKind.HOST, UsmKind.of(MemoryKind.HOST_PINNED));

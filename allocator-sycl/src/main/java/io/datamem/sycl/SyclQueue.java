@@ -7,6 +7,7 @@ import io.datamem.spi.Availability;
 import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.OpenCl;
+import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
 
 import java.lang.foreign.Arena;
@@ -757,6 +758,7 @@ public final class SyclQueue implements AutoCloseable {
             }
             closed = true;
         }
+        SyclInterchange.forget(this);
         OpenCl.finish(queue);
         int q = OpenCl.releaseQueue(queue);
         int c = OpenCl.releaseContext(context);

@@ -6,6 +6,7 @@ import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.ClRuntime;
+import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
 
 import java.lang.foreign.Arena;
@@ -44,7 +45,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * <p>Traits: {@link io.datamem.MemoryKind#HOST_PINNED}, {@link io.datamem.MemoryKind#MANAGED} or
  * {@link io.datamem.MemoryKind#DEVICE}, on device {@code (kDLOneAPI, ordinal)}; device memory is not
  * host-accessible (arrays on it have no host view; copy with {@link SyclQueue#copy(io.datamem.array.NDArray,
- * io.datamem.array.NDArray)}). Thread-safe.
+ * io.datamem.array.NDArray)}). The traits carry the queue's SYCL
+ * {@link io.datamem.spi.DeviceInterchange}, so arrays on this memory (and on pools over it) export
+ * through the SYCL USM array interface ({@code syclobj}: the queue's OpenCL handles), extended
+ * buffers (device id {@code io.datamem.sycl}, {@link SyclDeviceInfo}) and DLPack
+ * ({@code kDLOneAPI}). Thread-safe.
  */
 public final class SyclUsmAllocator implements DataMemAllocator {
 
@@ -75,7 +80,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         this.byteAlignment = b.byteAlignment > 0 ? b.byteAlignment : directAlignment;
         this.name = b.name != null ? b.name : "sycl:" + kind.usmType() + ":" + d.filterString();
         this.traits = new MemoryTraits(kind.memoryKind(), d.dlpackDevice(), kind.hostAccessible(), byteAlignment,
-                Libc.pageSize());
+                Libc.pageSize(), SyclInterchange.of(queue));
         this.usm = queue.usm();
         this.context = queue.contextHandle();
         this.device = queue.deviceHandle();

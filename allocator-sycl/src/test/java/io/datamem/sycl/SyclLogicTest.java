@@ -4,6 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.Device;
 import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
+import io.datamem.buffer.StandardDeviceInfo;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderTerm;
@@ -13,8 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,6 +26,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -30,7 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The SYCL backend's logic that needs no OpenCL runtime: selectors, error names, kinds, terms. */
+/**
+ * The SYCL backend's logic that needs no OpenCL runtime: selectors, error names, kinds, terms, the
+ * {@code device_info} record.
+ */
 class SyclLogicTest {
 
     // ---------------------------------------------------------------------------------------------
@@ -253,5 +261,73 @@ class SyclLogicTest {
             System.out.println(new SyclProvider().availability());
             System.out.println(SyclQueue.availability(SyclSelector.parse("opencl:gpu"), UsmKind.DEVICE));
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The buffer protocol's device_info
+
+    private static final Device ONE_API_3 = new Device(DeviceType.ONE_API, 3);
+
+    @ParameterizedTest
+    @EnumSource(value = UsmKind.class, names = {"HOST", "SHARED", "DEVICE"})
+    void syclDeviceInfoRoundTripsThroughItsNativeStruct(UsmKind kind) {
+        SyclDeviceInfo info = new SyclDeviceInfo(ONE_API_3, kind, 0x10, 0x20, 0x30, 0x40);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = info.toNative(arena);
+            assertEquals(64, s.byteSize());
+            assertEquals(1, s.get(JAVA_INT, 0));
+            assertEquals(64, s.get(JAVA_INT, 4));
+            assertEquals(14, s.get(JAVA_INT, 8));
+            assertEquals(3, s.get(JAVA_INT, 12));
+            assertEquals(StandardDeviceInfo.kindCode(kind.memoryKind()), s.get(JAVA_INT, 16));
+            assertEquals(0, s.get(JAVA_INT, 20));
+            assertEquals(0x10, s.get(JAVA_LONG, 24), "queue where datamem_device_info_v1 has its stream");
+            assertEquals(0x20, s.get(JAVA_LONG, 32));
+            assertEquals(0x30, s.get(JAVA_LONG, 40));
+            assertEquals(kind.clMemType(), s.get(JAVA_INT, 48));
+            assertEquals(SyclDeviceInfo.BACKEND_OPENCL, s.get(JAVA_INT, 52));
+            assertEquals(0x40, s.get(JAVA_LONG, 56));
+            assertEquals(info, SyclDeviceInfo.fromNative(MemorySegment.ofAddress(s.address())));
+            assertEquals(new StandardDeviceInfo(ONE_API_3, kind.memoryKind(), 0x10, 0x20, 0x30),
+                    StandardDeviceInfo.fromNative(s));
+            assertEquals(info.toStandard(), StandardDeviceInfo.fromNative(s));
+        }
+        assertEquals(1, info.version());
+        assertEquals("opencl", info.backend());
+        assertTrue(info.toString().contains("USM " + kind.usmType()), info.toString());
+    }
+
+    @Test
+    void syclDeviceInfoRejectsWhatIsNotUsmMemoryOfAnOpenClContext() {
+        assertThrows(IllegalArgumentException.class,
+                () -> new SyclDeviceInfo(new Device(DeviceType.CUDA, 0), UsmKind.DEVICE, 1, 2, 3, 4));
+        assertThrows(IllegalArgumentException.class, () -> new SyclDeviceInfo(ONE_API_3, UsmKind.UNKNOWN, 1, 2, 3, 4));
+        assertThrows(IllegalArgumentException.class, () -> new SyclDeviceInfo(ONE_API_3, UsmKind.DEVICE, 1, 0, 3, 4));
+        assertThrows(IllegalArgumentException.class, () -> new SyclDeviceInfo(ONE_API_3, UsmKind.DEVICE, 1, 2, 0, 4));
+        assertThrows(NullPointerException.class, () -> new SyclDeviceInfo(null, UsmKind.DEVICE, 1, 2, 3, 4));
+        assertThrows(IllegalArgumentException.class, () -> SyclDeviceInfo.fromNative(MemorySegment.NULL));
+        SyclDeviceInfo good = new SyclDeviceInfo(ONE_API_3, UsmKind.SHARED, 1, 2, 3, 4);
+        record Corruption(long offset, int value, String message) {
+        }
+        for (Corruption c : List.of(new Corruption(0, 0, "version 0"), new Corruption(4, 48, "byte_size 48"),
+                new Corruption(48, 0x4196, "usm_kind: 0x4196"), new Corruption(16, 3, "memory_kind: 3"),
+                new Corruption(52, 2, "backend: 2"), new Corruption(8, 2, "kDLOneAPI"))) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment s = good.toNative(arena);
+                s.set(JAVA_INT, c.offset(), c.value());
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> SyclDeviceInfo.fromNative(s));
+                assertTrue(e.getMessage().contains(c.message()), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void theProviderGivesNoHookForOtherDevices() {
+        SyclProvider p = new SyclProvider();
+        assertTrue(p.interchangeFor(Device.CPU).isEmpty());
+        assertTrue(p.interchangeFor(new Device(DeviceType.CUDA, 0)).isEmpty());
+        assertTrue(p.interchangeFor(new Device(DeviceType.ONE_API, 1 << 20)).isEmpty(),
+                "no OpenCL device has that ordinal (or there is no runtime)");
     }
 }

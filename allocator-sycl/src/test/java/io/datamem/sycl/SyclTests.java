@@ -29,4 +29,9 @@ final class SyclTests {
         assumeRuntime(kind);
         return SyclQueue.of(SELECTOR);
     }
+
+    /** The handler name of a kind on the tests' device: {@code sycl:KIND}, with the selector unless it is the default. */
+    static String handlerName(UsmKind kind) {
+        return "sycl:" + kind.usmType() + (SELECTOR.isDefault() ? "" : ":" + SELECTOR);
+    }
 }

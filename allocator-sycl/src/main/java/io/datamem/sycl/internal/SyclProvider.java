@@ -1,8 +1,10 @@
 package io.datamem.sycl.internal;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.Device;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.DeviceInterchange;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.sycl.SyclSelector;
@@ -10,6 +12,7 @@ import io.datamem.sycl.SyclUsmAllocator;
 import io.datamem.sycl.UsmKind;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Provides {@code sycl:host}, {@code sycl:shared} and {@code sycl:device}, each optionally followed
@@ -40,6 +43,20 @@ public final class SyclProvider implements DataMemProvider {
     @Override
     public boolean accepts(ProviderTerm term) {
         return term.family().equals("sycl");
+    }
+
+    /**
+     * The SYCL hook for memory imported on a {@code kDLOneAPI} device: that of the device's shared
+     * queue, so that an imported array exports, and copies through {@link io.datamem.sycl.SyclQueue},
+     * as datamem's own USM memory does (its USM kind is asked of the runtime).
+     *
+     * @param device the device of imported memory
+     * @return the hook for a {@code kDLOneAPI} device with USM here, else empty
+     * @throws io.datamem.BackendException if OpenCL cannot create the device's context or queue
+     */
+    @Override
+    public Optional<DeviceInterchange> interchangeFor(Device device) {
+        return SyclInterchange.forDevice(device);
     }
 
     @Override
