@@ -417,6 +417,7 @@ public abstract class AllocatorConformanceTest {
             f.get(2, TimeUnit.MINUTES);
         }
         pool.shutdown();
+        assertTrue(pool.awaitTermination(1, TimeUnit.MINUTES), "the worker threads ended");
         assertEquals(0, counting.liveBlocks(), "every block freed");
         assertEquals(0, counting.liveBytes(), "every byte freed");
         assertEquals(counting.allocations(), counting.frees());
