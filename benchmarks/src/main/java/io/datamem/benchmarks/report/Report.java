@@ -448,6 +448,20 @@ public final class Report {
         return met ? "**met**" : "**missed**";
     }
 
+    /** A verdict, qualified when the target lies within the figure's error. */
+    static String verdict(boolean met, boolean withinError) {
+        return verdict(met) + (withinError ? " (within the error)" : "");
+    }
+
+    /** The error of a / b from the errors of a and b. */
+    static double ratioError(double a, double ea, double b, double eb) {
+        return Math.abs(a / b) * Math.hypot(nz(ea) / a, nz(eb) / b);
+    }
+
+    private double allocError(Row row, long byteSize, int threads) {
+        return alloc(row, byteSize, threads).map(Result::error).orElse(Double.NaN);
+    }
+
     private static final String NOT_MEASURED = "not measured";
 
     private Goal defaultVsC() {
@@ -470,6 +484,9 @@ public final class Report {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
         boolean met = worst <= DEFAULT_VS_C;
+        double worstError = ratioError(allocScore(DEFAULT, worstSize, 1), allocError(DEFAULT, worstSize, 1),
+                allocScore(C, worstSize, 1), allocError(C, worstSize, 1));
+        boolean within = Math.abs(worst - DEFAULT_VS_C) < worstError;
         String why = "";
         if (!met) {
             double c = allocScore(C, worstSize, 1);
@@ -489,8 +506,8 @@ public final class Report {
                 why += " That share is the part to work on.";
             }
         }
-        return new Goal(goal, "worst " + ratio(worst) + " at " + sizeName(worstSize) + " (" + per + ")",
-                verdict(met), why);
+        return new Goal(goal, "worst " + ratio(worst) + " ± " + fmt(worstError) + " at " + sizeName(worstSize) + " ("
+                + per + ")", verdict(met, within), why);
     }
 
     private Goal poolVsPeers() {
@@ -499,6 +516,7 @@ public final class Report {
         String closestWhat = "";
         List<String> losses = new ArrayList<>();
         boolean measured = false;
+        boolean within = false;
         for (long s : SIZES) {
             if (s > POOL_MAX_SIZE) {
                 continue;
@@ -519,10 +537,12 @@ public final class Report {
                     closestWhat = peer.label() + " at " + sizeName(s) + ": " + fmt(p) + " ns against " + fmt(pool)
                             + " ns";
                 }
+                double e = ratioError(p, allocError(peer, s, 1), pool, allocError(POOL, s, 1));
                 if (r <= 1) {
                     losses.add(peer.label() + " at " + sizeName(s) + " (" + fmt(p) + " ns against " + fmt(pool)
                             + " ns)");
                 }
+                within |= Math.abs(r - 1) < e;
             }
         }
         if (!measured) {
@@ -531,8 +551,8 @@ public final class Report {
         String why = losses.isEmpty() ? "" : "slower than " + String.join("; ", losses) + ". "
                 + "The pool's fast path (size class, thread cache, occupancy bit) is checked on every call so that"
                 + " a wrong-size or double free is refused; the peers' fast paths check less.";
-        return new Goal(goal, "closest: " + closestWhat + " (" + ratio(closest) + ")", verdict(losses.isEmpty()),
-                why);
+        return new Goal(goal, "closest: " + closestWhat + " (" + ratio(closest) + ")",
+                verdict(losses.isEmpty(), within), why);
     }
 
     private Optional<Result> named(String benchmark) {
@@ -549,6 +569,9 @@ public final class Report {
         double u = unbound.map(Result::score).orElse(Double.NaN);
         double s = scoped.map(Result::score).orElse(Double.NaN);
         boolean met = !(u >= CURRENT_NS) && !(s >= CURRENT_NS);
+        double eu = unbound.map(Result::error).orElse(Double.NaN);
+        double es = scoped.map(Result::error).orElse(Double.NaN);
+        boolean within = Math.abs(u - CURRENT_NS) < eu || Math.abs(s - CURRENT_NS) < es;
         String why = "";
         if (!met) {
             double tl = named("CurrentHandler.threadLocalLoop").map(Result::score).orElse(Double.NaN);
@@ -557,7 +580,8 @@ public final class Report {
                     + " within the noise of a loaded machine, and JMH's own per-call overhead is part of the"
                     + " unbound figure.";
         }
-        return new Goal(goal, "unbound " + fmt(u) + " ns, scoped " + fmt(s) + " ns", verdict(met), why);
+        return new Goal(goal, "unbound " + fmt(u) + " ± " + fmt(eu) + " ns, scoped " + fmt(s) + " ± " + fmt(es)
+                + " ns", verdict(met, within), why);
     }
 
     private Goal statsGoal() {
@@ -565,6 +589,7 @@ public final class Report {
         List<String> parts = new ArrayList<>();
         boolean met = true;
         boolean measured = false;
+        boolean within = false;
         for (String h : List.of("pool(aligned64)", "default_allocator")) {
             Optional<Result> plain = stats(h, "plain");
             Optional<Result> stats = stats(h, "stats");
@@ -578,6 +603,7 @@ public final class Report {
             if (d >= STATS_NS) {
                 met = false;
             }
+            within |= Math.abs(d - STATS_NS) < e;
         }
         if (!measured) {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
@@ -586,7 +612,7 @@ public final class Report {
                 + " histogram and bytes in use on malloc; frees, bytes freed and bytes in use on free. Each is an"
                 + " atomic read-modify-write (a locked instruction on x86), so that the figures are exact under"
                 + " concurrency and the peak is exact; their cost is what the goal measures.";
-        return new Goal(goal, String.join("; ", parts), verdict(met), why);
+        return new Goal(goal, String.join("; ", parts), verdict(met, within), why);
     }
 
     private static double nz(double e) {
@@ -608,6 +634,7 @@ public final class Report {
                     ? "the transparent huge page run did not complete (transparent huge pages unavailable?)" : "");
         }
         double r = base.get().score() / thp.get().score();
+        double e = ratioError(base.get().score(), base.get().error(), thp.get().score(), thp.get().error());
         boolean met = r >= THP_SPEEDUP;
         String why = "";
         if (!met) {
@@ -620,7 +647,7 @@ public final class Report {
                     + " under both).";
         }
         return new Goal(goal, fmt(base.get().score()) + " ns against " + fmt(thp.get().score())
-                + " ns per update: " + ratio(r), verdict(met), why);
+                + " ns per update: " + ratio(r) + " ± " + fmt(e), verdict(met, Math.abs(r - THP_SPEEDUP) < e), why);
     }
 
     Optional<Result> gups(String pages, int gib) {
