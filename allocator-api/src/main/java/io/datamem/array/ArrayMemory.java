@@ -6,6 +6,7 @@ import io.datamem.MemoryTraits;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,7 +24,10 @@ final class ArrayMemory implements Runnable {
 
     final DataMemHandler handler;   // null: foreign memory, never freed by datamem
     final MemoryTraits traits;
-    final String description;       // for leak reports, set by the owner
+    // What the owner was, for leak reports and messages: built only when one is needed, since an
+    // array is created far more often than it is reported.
+    private final DType dtype;      // null for foreign memory
+    private final long[] shape;
 
     // Guarded by 'this'.
     private long address;
@@ -34,18 +38,21 @@ final class ArrayMemory implements Runnable {
     private boolean closedExplicitly;
     private int exports;
 
-    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, String description) {
+    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {
         this.handler = handler;
         this.traits = traits;
-        this.description = description;
+        this.dtype = dtype;
+        this.shape = shape;
     }
 
     /**
-     * Memory allocated through a handler, owned by datamem.
+     * Memory allocated through a handler, owned by datamem, for an owner of a dtype and shape (the
+     * shape array is kept, not copied: the caller must not change it).
      */
-    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, String description) {
+    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                             long[] shape) {
         MemoryTraits traits = handler.allocator().traitsOf(block);
-        ArrayMemory m = new ArrayMemory(handler, traits, description);
+        ArrayMemory m = new ArrayMemory(handler, traits, dtype, shape);
         m.attach(block.address(), allocatedByteSize);
         return m;
     }
@@ -54,11 +61,16 @@ final class ArrayMemory implements Runnable {
      * Memory that belongs to someone else: its segment keeps its own scope.
      */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, traits, "foreign memory");
+        ArrayMemory m = new ArrayMemory(null, traits, null, null);
         m.address = segment.address();
         m.allocatedByteSize = segment.byteSize();
         m.data = segment;
         return m;
+    }
+
+    /** What the owner was: {@code NDArray[float64, shape [2, 3]]}, or {@code foreign memory}. */
+    String description() {
+        return dtype == null ? "foreign memory" : "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]";
     }
 
     private void attach(long newAddress, long newAllocatedByteSize) {
@@ -88,14 +100,14 @@ final class ArrayMemory implements Runnable {
 
     synchronized void pinExport() {
         if (freed) {
-            throw new IllegalStateException(description + " is closed");
+            throw new IllegalStateException(description() + " is closed");
         }
         exports++;
     }
 
     synchronized void unpinExport() {
         if (exports <= 0) {
-            throw new IllegalStateException(description + ": no export to release");
+            throw new IllegalStateException(description() + ": no export to release");
         }
         exports--;
     }
@@ -136,7 +148,7 @@ final class ArrayMemory implements Runnable {
             return false;
         }
         if (exports > 0) {
-            throw new IllegalStateException("cannot close " + description + ": " + exports
+            throw new IllegalStateException("cannot close " + description() + ": " + exports
                     + " buffer export(s) still held; release them first");
         }
         invalidate();
@@ -160,7 +172,7 @@ final class ArrayMemory implements Runnable {
                     invalidate();
                 } catch (IllegalStateException e) {
                     // A native call still holds a segment: freeing now could crash it. Keep the block.
-                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description
+                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description()
                             + " could not be freed because a segment is still acquired; " + allocatedByteSize
                             + " bytes stay allocated");
                     return;
@@ -173,7 +185,7 @@ final class ArrayMemory implements Runnable {
         handler.allocator().free(MemorySegment.ofAddress(addr), size);
         if (leak) {
             LEAKS.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description + " (" + size
+            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description() + " (" + size
                     + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
                     + " Close arrays explicitly, for example with try-with-resources");
         }

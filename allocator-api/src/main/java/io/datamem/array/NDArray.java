@@ -192,10 +192,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                                         DType dtype, long[] shape, long[] strides, long byteOffset,
                                         boolean readOnly) {
         checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize,
-                "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]");
+        long[] ownShape = shape.clone();
+        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
         return new NDArray(null, memory, true, dtype, readOnly, memory.data(), memory.address(), byteOffset,
-                shape.clone(), strides.clone());
+                ownShape, strides.clone());
     }
 
     /**
