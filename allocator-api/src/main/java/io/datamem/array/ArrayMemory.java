@@ -32,8 +32,13 @@ final class ArrayMemory implements Runnable {
     // Guarded by 'this'.
     private long address;
     private long allocatedByteSize;
-    private Arena arena;            // null for foreign memory
-    private MemorySegment data;     // host segment over the block; null if not host-accessible
+    // Bumped whenever the block is (re)attached: segments of an older generation are invalid.
+    private int generation;
+    // The host segment over the block and the shared arena it belongs to, made when Java code first
+    // needs the segment (closing a shared arena synchronises with every thread, so memory that Java
+    // never touches should not pay for one). For foreign memory: the caller's segment, no arena.
+    private Arena arena;
+    private MemorySegment data;
     private boolean freed;
     private boolean closedExplicitly;
     private int exports;
@@ -76,10 +81,9 @@ final class ArrayMemory implements Runnable {
     private void attach(long newAddress, long newAllocatedByteSize) {
         address = newAddress;
         allocatedByteSize = newAllocatedByteSize;
-        arena = Arena.ofShared();
-        data = traits.hostAccessible()
-                ? MemorySegment.ofAddress(newAddress).reinterpret(newAllocatedByteSize, arena, null)
-                : null;
+        generation++;
+        arena = null;
+        data = null;
     }
 
     synchronized long address() {
@@ -90,7 +94,36 @@ final class ArrayMemory implements Runnable {
         return allocatedByteSize;
     }
 
-    synchronized MemorySegment data() {
+    synchronized int generation() {
+        return generation;
+    }
+
+    /**
+     * The host segment over the whole block, for an array made at generation {@code gen} over
+     * {@code [oldAddress, oldAddress + oldByteSize)}: the current segment (made now if none was yet)
+     * if the block is still that generation's and neither freed nor being closed; otherwise a segment
+     * over the old range whose scope is closed, so that any access throws
+     * {@link IllegalStateException}, as a segment handed out before the close or resize does.
+     *
+     * @return the segment, or null if the host cannot access this memory
+     */
+    synchronized MemorySegment data(int gen, long oldAddress, long oldByteSize) {
+        if (handler == null) {
+            return data;
+        }
+        if (!traits.hostAccessible()) {
+            return null;
+        }
+        if (freed || closedExplicitly || gen != generation) {   // closing or closed: never a live segment
+            Arena closed = Arena.ofShared();
+            MemorySegment dead = MemorySegment.ofAddress(oldAddress).reinterpret(oldByteSize, closed, null);
+            closed.close();
+            return dead;
+        }
+        if (data == null) {
+            arena = Arena.ofShared();
+            data = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, arena, null);
+        }
         return data;
     }
 
@@ -117,7 +150,7 @@ final class ArrayMemory implements Runnable {
     }
 
     /**
-     * Invalidates every segment over the block (closing the arena), without freeing.
+     * Invalidates every segment over the block (closing the arena, if one was made), without freeing.
      *
      * @throws IllegalStateException if a segment is acquired by a native call in progress
      */
