@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -63,7 +64,8 @@ class PoolOverGuardStressTest {
         for (int t = 0; t < threads; t++) {
             inboxes.add(new LinkedBlockingQueue<>());
         }
-        ExecutorService platform = Executors.newFixedThreadPool(PLATFORM_THREADS);
+        List<Thread> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService platform = Executors.newFixedThreadPool(PLATFORM_THREADS, recording(workers));
         ThreadFactory virtualFactory = Thread.ofVirtual().name("pool-stress-virtual-", 0).factory();
         ExecutorService virtual = Executors.newThreadPerTaskExecutor(virtualFactory);
         CountDownLatch start = new CountDownLatch(1);
@@ -85,6 +87,7 @@ class PoolOverGuardStressTest {
         virtual.shutdown();
         assertTrue(platform.awaitTermination(1, TimeUnit.MINUTES));
         assertTrue(virtual.awaitTermination(1, TimeUnit.MINUTES));
+        joinAll(workers);   // ended, not just idle: trim flushes the caches of threads that have ended
         for (LinkedBlockingQueue<Block> q : inboxes) {
             q.drainTo(kept);
         }
@@ -184,6 +187,21 @@ class PoolOverGuardStressTest {
         return mine;   // left live on purpose, for the quiescent check
     }
 
+    private static ThreadFactory recording(List<Thread> threads) {
+        return task -> {
+            Thread t = new Thread(task);
+            threads.add(t);
+            return t;
+        };
+    }
+
+    private static void joinAll(List<Thread> threads) throws InterruptedException {
+        for (Thread t : threads) {
+            t.join(TimeUnit.MINUTES.toMillis(1));
+            assertFalse(t.isAlive(), t + " did not end");
+        }
+    }
+
     private static long randomSize(SplittableRandom r) {
         int kind = r.nextInt(100);
         if (kind < 70) {
@@ -277,7 +295,8 @@ class PoolOverGuardStressTest {
         PoolingAllocator p = (PoolingAllocator) h.allocator();
         DataMemAllocator up = p.upstream();
         GuardAdaptor g = AllocatorStack.find(up, GuardAdaptor.class).orElseThrow();
-        ExecutorService exec = Executors.newFixedThreadPool(4);
+        List<Thread> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService exec = Executors.newFixedThreadPool(4, recording(workers));
         List<LinkedBlockingQueue<long[]>> inboxes = List.of(new LinkedBlockingQueue<>(), new LinkedBlockingQueue<>(),
                 new LinkedBlockingQueue<>(), new LinkedBlockingQueue<>());
         List<Future<?>> fs = new ArrayList<>();
@@ -303,6 +322,7 @@ class PoolOverGuardStressTest {
         }
         exec.shutdown();
         assertTrue(exec.awaitTermination(1, TimeUnit.MINUTES));
+        joinAll(workers);
         for (LinkedBlockingQueue<long[]> q : inboxes) {
             long[] b;
             while ((b = q.poll()) != null) {
