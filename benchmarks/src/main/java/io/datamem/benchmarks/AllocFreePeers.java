@@ -5,6 +5,7 @@ import io.netty.buffer.AdaptiveByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.internal.PlatformDependent;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -67,13 +68,18 @@ public class AllocFreePeers {
                     PooledByteBufAllocator.defaultMaxOrder(), PooledByteBufAllocator.defaultSmallCacheSize(),
                     PooledByteBufAllocator.defaultNormalCacheSize(), true);
             adaptive = new AdaptiveByteBufAllocator(true, true);
+            Notes.record("Netty", "netty-buffer " + ByteBuf.class.getPackage().getImplementationVersion()
+                    + ", sun.misc.Unsafe " + (PlatformDependent.hasUnsafe() ? "in use" : "not in use")
+                    + ", direct buffers freed " + (PlatformDependent.useDirectBufferNoCleaner()
+                    ? "at release" : "by their cleaner"));
         }
     }
 
-    /** Checks the size fits the int-sized peers. */
+    /** Checks the size fits the int-sized peers, and notes the peers' versions. */
     @Setup(Level.Trial)
     public void setUp() {
         intSize = Math.toIntExact(byteSize);
+        Notes.record("JNA", "JNA " + Native.VERSION + " (native " + Native.VERSION_NATIVE + ")");
     }
 
     /**

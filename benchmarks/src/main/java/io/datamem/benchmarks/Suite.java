@@ -70,7 +70,7 @@ public final class Suite {
 
     static final String[] ALL_SIZES = {"64", "4096", "65536", "1048576", "16777216"};
 
-    static final Profile QUICK = new Profile("quick", 1, 2, 400, 3, 400, ALL_SIZES,
+    static final Profile QUICK = new Profile("quick", 1, 2, 300, 5, 300, ALL_SIZES,
             new String[] {"64", "65536"}, new String[] {"1", "4"}, 3);
 
     static final Profile FULL = new Profile("full", 2, 3, 1000, 5, 1000, ALL_SIZES, ALL_SIZES,
