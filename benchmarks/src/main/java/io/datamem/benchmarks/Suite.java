@@ -256,5 +256,11 @@ public final class Suite {
             throw new UncheckedIOException("cannot write " + out, e);
         }
         System.out.println("# datamem suite: wrote " + out + " and " + page.charts().size() + " charts in " + chartDir);
+        String md = page.markdown();
+        int goals = md.indexOf("## Goals");
+        if (goals >= 0) {
+            int next = md.indexOf("\n## ", goals + 1);
+            System.out.println(md.substring(goals, next < 0 ? md.length() : next).strip());
+        }
     }
 }

@@ -165,6 +165,28 @@ class ReportTest {
     }
 
     @Test
+    void verdictsAreQualifiedOnlyWhenARerunCouldFlipThem() {
+        assertEquals("**missed**", Report.verdict(List.of(new Report.Check(false, false),
+                new Report.Check(false, true), new Report.Check(true, true))));
+        assertEquals("**missed** (within the error)", Report.verdict(List.of(new Report.Check(false, true),
+                new Report.Check(true, false))));
+        assertEquals("**met** (within the error)", Report.verdict(List.of(new Report.Check(true, true),
+                new Report.Check(true, false))));
+        assertEquals("**met**", Report.verdict(List.of(new Report.Check(true, false))));
+    }
+
+    @Test
+    void aCLoopSlowerThanFfmIsCalledAReference() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("C: glibc malloc + free (the floor)", 10.0);
+        f.put("C: glibc malloc + free (the floor)@4096", 80.0);
+        f.put("FFM: malloc + free downcalls", 11.0);
+        String md = render(run(f), "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(md.contains("At 4 KiB the C loop took longer than the same two calls made one at a time from Java"),
+                md);
+    }
+
+    @Test
     void aBusyMachineIsSaid() {
         String md = render(run(Map.of()), "7.30, 5.02, 4.78", List.of()).markdown();
         assertTrue(md.contains("**This machine was busy with other work while the suite ran** (a load average of"
