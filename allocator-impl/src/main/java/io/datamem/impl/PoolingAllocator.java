@@ -416,8 +416,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         Slab[] slabs = cache.slabs[c];
         int moved;
         synchronized (d) {
-            if (d.count == 0 && !grow(c)) {
-                return 0;
+            if (d.count == 0) {
+                if (!grow(c)) {
+                    return 0;
+                }
+                // A fresh slab goes to this cache whole when it fits: threads then flip the bits of
+                // occupancy words of their own instead of fighting over one slab's cache line.
+                want = Math.max(want, Math.min(blocksPerSlab[c], cacheCapacity[c]));
             }
             moved = Math.min(want, d.count);
             for (int i = 0; i < moved; i++) {
@@ -431,6 +436,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         retainedBytes.addAndGet(-moved * classSizes[c]);
         cache.count[c] = moved;
         return moved;
+    }
+
+    /** The slab an address lies in, or null (for tests). */
+    Slab slabOf(long address) {
+        return index.find(address);
     }
 
     /** Adds a new slab's blocks to the depot. Caller holds the depot's lock. */
