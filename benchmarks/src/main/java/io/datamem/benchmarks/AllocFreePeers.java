@@ -69,9 +69,9 @@ public class AllocFreePeers {
                     PooledByteBufAllocator.defaultNormalCacheSize(), true);
             adaptive = new AdaptiveByteBufAllocator(true, true);
             Notes.record("Netty", "netty-buffer " + ByteBuf.class.getPackage().getImplementationVersion()
-                    + ", sun.misc.Unsafe " + (PlatformDependent.hasUnsafe() ? "in use" : "not in use")
-                    + ", direct buffers freed " + (PlatformDependent.useDirectBufferNoCleaner()
-                    ? "at release" : "by their cleaner"));
+                    + (PlatformDependent.hasUnsafe()
+                    ? ", sun.misc.Unsafe in use: direct memory Netty gives back is freed at once"
+                    : ", sun.misc.Unsafe not in use: direct memory Netty gives back waits for the garbage collector"));
         }
     }
 
