@@ -74,7 +74,7 @@ public final class Charts {
         styler.setYAxisLogarithmic(logY);
         styler.setYAxisDecimalPattern(logY ? "#,##0.#" : "#,##0.##");
         styler.setAvailableSpaceFill(0.8);
-        styler.setOverlapped(false);
+        styler.setOverlapped(kind == Kind.LINES);   // lines: every point at its category's centre
         if (kind == Kind.LINES) {
             styler.setDefaultSeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
             styler.setMarkerSize(7);
