@@ -131,6 +131,11 @@ final class ArrayMemory implements Runnable {
         return freed;
     }
 
+    /** Freed, or being closed (its segments already invalid, the free about to happen). */
+    synchronized boolean isClosing() {
+        return freed || closedExplicitly;
+    }
+
     synchronized void pinExport() {
         if (freed) {
             throw new IllegalStateException(description() + " is closed");

@@ -521,7 +521,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private RuntimeException closedOr(IllegalStateException e) {
-        if (closed || memory.isFreed()) {
+        if (closed || memory.isClosing()) {
             return new IllegalStateException(this + " is closed: its memory was freed through handler '"
                     + handlerName() + "'", e);
         }
