@@ -6,6 +6,7 @@ import io.datamem.MemoryTraits;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,29 +24,40 @@ final class ArrayMemory implements Runnable {
 
     final DataMemHandler handler;   // null: foreign memory, never freed by datamem
     final MemoryTraits traits;
-    final String description;       // for leak reports, set by the owner
+    // What the owner was, for leak reports and messages: built only when one is needed, since an
+    // array is created far more often than it is reported.
+    private final DType dtype;      // null for foreign memory
+    private final long[] shape;
 
     // Guarded by 'this'.
     private long address;
     private long allocatedByteSize;
-    private Arena arena;            // null for foreign memory
-    private MemorySegment data;     // host segment over the block; null if not host-accessible
+    // Bumped whenever the block is (re)attached: segments of an older generation are invalid.
+    private int generation;
+    // The host segment over the block and the shared arena it belongs to, made when Java code first
+    // needs the segment (closing a shared arena synchronises with every thread, so memory that Java
+    // never touches should not pay for one). For foreign memory: the caller's segment, no arena.
+    private Arena arena;
+    private MemorySegment data;
     private boolean freed;
     private boolean closedExplicitly;
     private int exports;
 
-    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, String description) {
+    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {
         this.handler = handler;
         this.traits = traits;
-        this.description = description;
+        this.dtype = dtype;
+        this.shape = shape;
     }
 
     /**
-     * Memory allocated through a handler, owned by datamem.
+     * Memory allocated through a handler, owned by datamem, for an owner of a dtype and shape (the
+     * shape array is kept, not copied: the caller must not change it).
      */
-    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, String description) {
+    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                             long[] shape) {
         MemoryTraits traits = handler.allocator().traitsOf(block);
-        ArrayMemory m = new ArrayMemory(handler, traits, description);
+        ArrayMemory m = new ArrayMemory(handler, traits, dtype, shape);
         m.attach(block.address(), allocatedByteSize);
         return m;
     }
@@ -54,20 +66,24 @@ final class ArrayMemory implements Runnable {
      * Memory that belongs to someone else: its segment keeps its own scope.
      */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, traits, "foreign memory");
+        ArrayMemory m = new ArrayMemory(null, traits, null, null);
         m.address = segment.address();
         m.allocatedByteSize = segment.byteSize();
         m.data = segment;
         return m;
     }
 
+    /** What the owner was: {@code NDArray[float64, shape [2, 3]]}, or {@code foreign memory}. */
+    String description() {
+        return dtype == null ? "foreign memory" : "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]";
+    }
+
     private void attach(long newAddress, long newAllocatedByteSize) {
         address = newAddress;
         allocatedByteSize = newAllocatedByteSize;
-        arena = Arena.ofShared();
-        data = traits.hostAccessible()
-                ? MemorySegment.ofAddress(newAddress).reinterpret(newAllocatedByteSize, arena, null)
-                : null;
+        generation++;
+        arena = null;
+        data = null;
     }
 
     synchronized long address() {
@@ -78,7 +94,36 @@ final class ArrayMemory implements Runnable {
         return allocatedByteSize;
     }
 
-    synchronized MemorySegment data() {
+    synchronized int generation() {
+        return generation;
+    }
+
+    /**
+     * The host segment over the whole block, for an array made at generation {@code gen} over
+     * {@code [oldAddress, oldAddress + oldByteSize)}: the current segment (made now if none was yet)
+     * if the block is still that generation's and neither freed nor being closed; otherwise a segment
+     * over the old range whose scope is closed, so that any access throws
+     * {@link IllegalStateException}, as a segment handed out before the close or resize does.
+     *
+     * @return the segment, or null if the host cannot access this memory
+     */
+    synchronized MemorySegment data(int gen, long oldAddress, long oldByteSize) {
+        if (handler == null) {
+            return data;
+        }
+        if (!traits.hostAccessible()) {
+            return null;
+        }
+        if (freed || closedExplicitly || gen != generation) {   // closing or closed: never a live segment
+            Arena closed = Arena.ofShared();
+            MemorySegment dead = MemorySegment.ofAddress(oldAddress).reinterpret(oldByteSize, closed, null);
+            closed.close();
+            return dead;
+        }
+        if (data == null) {
+            arena = Arena.ofShared();
+            data = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, arena, null);
+        }
         return data;
     }
 
@@ -86,16 +131,21 @@ final class ArrayMemory implements Runnable {
         return freed;
     }
 
+    /** Freed, or being closed (its segments already invalid, the free about to happen). */
+    synchronized boolean isClosing() {
+        return freed || closedExplicitly;
+    }
+
     synchronized void pinExport() {
         if (freed) {
-            throw new IllegalStateException(description + " is closed");
+            throw new IllegalStateException(description() + " is closed");
         }
         exports++;
     }
 
     synchronized void unpinExport() {
         if (exports <= 0) {
-            throw new IllegalStateException(description + ": no export to release");
+            throw new IllegalStateException(description() + ": no export to release");
         }
         exports--;
     }
@@ -105,7 +155,7 @@ final class ArrayMemory implements Runnable {
     }
 
     /**
-     * Invalidates every segment over the block (closing the arena), without freeing.
+     * Invalidates every segment over the block (closing the arena, if one was made), without freeing.
      *
      * @throws IllegalStateException if a segment is acquired by a native call in progress
      */
@@ -136,7 +186,7 @@ final class ArrayMemory implements Runnable {
             return false;
         }
         if (exports > 0) {
-            throw new IllegalStateException("cannot close " + description + ": " + exports
+            throw new IllegalStateException("cannot close " + description() + ": " + exports
                     + " buffer export(s) still held; release them first");
         }
         invalidate();
@@ -160,7 +210,7 @@ final class ArrayMemory implements Runnable {
                     invalidate();
                 } catch (IllegalStateException e) {
                     // A native call still holds a segment: freeing now could crash it. Keep the block.
-                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description
+                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description()
                             + " could not be freed because a segment is still acquired; " + allocatedByteSize
                             + " bytes stay allocated");
                     return;
@@ -173,7 +223,7 @@ final class ArrayMemory implements Runnable {
         handler.allocator().free(MemorySegment.ofAddress(addr), size);
         if (leak) {
             LEAKS.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description + " (" + size
+            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description() + " (" + size
                     + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
                     + " Close arrays explicitly, for example with try-with-resources");
         }

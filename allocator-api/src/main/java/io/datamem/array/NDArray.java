@@ -72,8 +72,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     // Change only on resize (owners).
-    private MemorySegment data;          // host segment over the whole block; null for device memory
+    private MemorySegment data;          // host segment over the whole block; null until first needed
+                                         // (and always for device memory), see hostData()
     private long dataAddress;
+    private long dataByteSize;           // the block's allocated size
+    private int generation;              // the memory's generation this array was made for
     private long offset;                 // bytes from the block start to element [0, ..., 0]
     private long[] shape;
     private long[] strides;
@@ -81,7 +84,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private boolean closed;
 
     private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
-                    MemorySegment data, long dataAddress, long offset, long[] shape, long[] strides) {
+                    MemorySegment data, long dataAddress, long dataByteSize, int generation, long offset,
+                    long[] shape, long[] strides) {
         this.base = base;
         this.memory = memory;
         this.owner = owner;
@@ -89,6 +93,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.readOnly = readOnly;
         this.data = readOnly && data != null ? data.asReadOnly() : data;
         this.dataAddress = dataAddress;
+        this.dataByteSize = dataByteSize;
+        this.generation = generation;
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
@@ -192,10 +198,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                                         DType dtype, long[] shape, long[] strides, long byteOffset,
                                         boolean readOnly) {
         checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize,
-                "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "]");
-        return new NDArray(null, memory, true, dtype, readOnly, memory.data(), memory.address(), byteOffset,
-                shape.clone(), strides.clone());
+        long[] ownShape = shape.clone();
+        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
+        return new NDArray(null, memory, true, dtype, readOnly, null, memory.address(), allocatedByteSize,
+                memory.generation(), byteOffset, ownShape, strides.clone());
     }
 
     /**
@@ -235,8 +241,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
                 io.datamem.internal.Checks.alignmentOf(segment.address())));
-        return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(), byteOffset,
-                s, st);
+        return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(),
+                segment.byteSize(), 0, byteOffset, s, st);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -464,6 +470,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         checkOpen();
         MemorySegment d = data;
         if (d == null) {
+            // First use: the memory makes the segment (or a closed one, if it was freed or resized).
+            d = memory.data(generation, dataAddress, dataByteSize);
+            if (d != null) {
+                d = readOnly ? d.asReadOnly() : d;
+                data = d;
+                return d;
+            }
             throw new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
                     + memory.traits.kind() + " memory of handler '" + handlerName()
                     + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
@@ -510,7 +523,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private RuntimeException closedOr(IllegalStateException e) {
-        if (closed || memory.isFreed()) {
+        if (closed || memory.isClosing()) {
             return new IllegalStateException(this + " is closed: its memory was freed through handler '"
                     + handlerName() + "'", e);
         }
@@ -1055,8 +1068,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private NDArray view(long newOffset, long[] newShape, long[] newStrides, boolean viewReadOnly) {
-        return new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, newOffset, newShape,
-                newStrides);
+        return new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, dataByteSize, generation,
+                newOffset, newShape, newStrides);
     }
 
     private void checkAxis(int axis) {
@@ -1122,23 +1135,29 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 moved = handler.allocator().realloc(old, oldAllocated, newBytes);
             } catch (RuntimeException | Error e) {
                 memory.reattach();
-                data = memory.data();
+                data = null;
+                generation = memory.generation();
                 throw e;
             }
             if (moved.address() == 0) {
                 memory.reattach();
-                data = memory.data();
+                data = null;
+                generation = memory.generation();
                 throw AllocationRefusal.failure(handler, newBytes, "realloc");
             }
             memory.reattach(moved.address(), newBytes);
-            data = memory.data();
+            data = null;
+            generation = memory.generation();
             dataAddress = moved.address();
+            dataByteSize = newBytes;
             offset = 0;
             shape = s;
             strides = cStrides(dtype, s);
             size = count;
-            if (newBytes > oldBytes && data != null) {
-                data.asSlice(oldBytes, newBytes - oldBytes).fill((byte) 0);
+            if (newBytes > oldBytes && memory.traits.hostAccessible()) {
+                // Under the memory's lock: nobody can free the block meanwhile.
+                MemorySegment.ofAddress(dataAddress).reinterpret(newBytes).asSlice(oldBytes, newBytes - oldBytes)
+                        .fill((byte) 0);
             }
         }
     }

@@ -148,6 +148,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final MemoryTraits traits;
     private final boolean hostAccessible;
     private final long[] classSizes;
+    private final int gridShift;          // log2 of the first class (the class grid's step below 4x it)
+    private final long largestClass;
     private final int[] blocksPerSlab;
     private final int[] cacheCapacity;
     private final Depot[] depots;
@@ -196,7 +198,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         this.traits = upstream.traits();
         this.hostAccessible = traits.hostAccessible();
-        this.classSizes = classSizes(Math.max(16, traits.byteAlignment()), options.maxPooledByteSize());
+        long grid = Math.max(16, traits.byteAlignment());
+        this.classSizes = classSizes(grid, options.maxPooledByteSize());
+        this.gridShift = Long.numberOfTrailingZeros(grid);
+        this.largestClass = classSizes[classSizes.length - 1];
         int n = classSizes.length;
         this.blocksPerSlab = new int[n];
         this.cacheCapacity = new int[n];
@@ -250,9 +255,33 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return classSizes.clone();
     }
 
-    /** The size class of a request, or -1 if it is not pooled. */
-    private int classOf(long byteSize) {
-        if (byteSize > classSizes[classSizes.length - 1]) {
+    /**
+     * The size class of a request, or -1 if it is not pooled. The classes are a fixed grid (see
+     * {@link #classSizes}), so the class is computed: up to four times the first class {@code a} they
+     * are the multiples of {@code a}; above, four per power of two, {@code 2^k + j * 2^(k-2)} for
+     * {@code j} from 1 to 4.
+     */
+    int classOf(long byteSize) {
+        if (byteSize > largestClass) {
+            return -1;
+        }
+        int c;
+        if (byteSize <= 4L << gridShift) {
+            c = byteSize == 0 ? 0 : (int) ((byteSize - 1) >>> gridShift);
+        } else {
+            int k = 63 - Long.numberOfLeadingZeros(byteSize - 1);           // 2^k < byteSize <= 2^(k+1)
+            int j = (int) ((byteSize - 1 - (1L << k)) >>> (k - 2)) + 1;      // 1 to 4
+            c = 3 + 4 * (k - gridShift - 2) + j;
+        }
+        if (c >= classSizes.length || classSizes[c] < byteSize || (c > 0 && classSizes[c - 1] >= byteSize)) {
+            return searchClass(byteSize);   // not expected: the grid and the formula are tested to agree
+        }
+        return c;
+    }
+
+    /** The size class of a request by binary search, or -1 if it is not pooled. */
+    int searchClass(long byteSize) {
+        if (byteSize > largestClass) {
             return -1;
         }
         int lo = 0;
@@ -388,8 +417,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         Slab[] slabs = cache.slabs[c];
         int moved;
         synchronized (d) {
-            if (d.count == 0 && !grow(c)) {
-                return 0;
+            if (d.count == 0) {
+                if (!grow(c)) {
+                    return 0;
+                }
+                // A fresh slab goes to this cache whole when it fits: threads then flip the bits of
+                // occupancy words of their own instead of fighting over one slab's cache line.
+                want = Math.max(want, Math.min(blocksPerSlab[c], cacheCapacity[c]));
             }
             moved = Math.min(want, d.count);
             for (int i = 0; i < moved; i++) {
@@ -403,6 +437,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         retainedBytes.addAndGet(-moved * classSizes[c]);
         cache.count[c] = moved;
         return moved;
+    }
+
+    /** The slab an address lies in, or null (for tests). */
+    Slab slabOf(long address) {
+        return index.find(address);
     }
 
     /** Adds a new slab's blocks to the depot. Caller holds the depot's lock. */
@@ -448,8 +487,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             freeUnpooled(ptr, byteSize);
             return;
         }
-        check(slab, address, byteSize, "free");
-        slab.markFree(address, byteSize);
+        int block = check(slab, address, byteSize, "free");
+        slab.markFree(block, address, byteSize);
         give(cache, slab, address);
     }
 
@@ -473,7 +512,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         upstream.free(ptr, byteSize);
     }
 
-    private void check(Slab slab, long address, long byteSize, String op) {
+    /** Checks a pointer and size against the slab it lies in, and returns its block index. */
+    private int check(Slab slab, long address, long byteSize, String op) {
         int c = classOf(byteSize);
         if (c != slab.classIndex) {
             throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
@@ -481,12 +521,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                     + (slab.classIndex == 0 ? 0 : classSizes[slab.classIndex - 1] + 1) + " to " + slab.blockSize
                     + " bytes) (expected: the size it was allocated with)");
         }
-        long offset = address - slab.base;
-        if (offset % slab.blockSize != 0) {
+        int block = slab.index(address);
+        long into = address - slab.base - block * slab.blockSize;
+        if (into != 0) {
             throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
-                    + "): an interior pointer, " + offset % slab.blockSize + " bytes into a block (expected: the"
-                    + " block's start)");
+                    + "): an interior pointer, " + into + " bytes into a block (expected: the block's start)");
         }
+        return block;
     }
 
     private static IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
@@ -636,8 +677,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             }
             return move(ptr, oldByteSize, newByteSize);
         }
-        check(slab, address, oldByteSize, "realloc");
-        if (!slab.isUsed(address)) {
+        int block = check(slab, address, oldByteSize, "realloc");
+        if (!slab.isUsed(block)) {
             throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", " + oldByteSize
                     + ", " + newByteSize + "): the block is free (expected: a live block)");
         }
@@ -783,6 +824,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         final long blockSize;
         final int blockCount;
         final int classIndex;
+        // Block index = ((address - base) >>> shift) * reciprocal >>> 32: blockSize is odd * 2^shift,
+        // and for quotients below 64 * odd < 2^32 / odd the rounded-up reciprocal of odd is exact.
+        private final int shift;
+        private final long odd;
+        private final long reciprocal;              // 0: divide (an odd part too large to be exact)
         volatile long used;                         // bit i: block i is handed out (USED)
         int inDepot;                                // guarded by the class's depot
         volatile boolean released;                  // written under the class's depot lock
@@ -793,14 +839,19 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             this.blockCount = blockCount;
             this.classIndex = classIndex;
             this.end = base + blockSize * blockCount;
+            this.shift = Long.numberOfTrailingZeros(blockSize);
+            this.odd = blockSize >>> shift;
+            this.reciprocal = odd < (1 << 13) ? ((1L << 32) + odd - 1) / odd : 0;
         }
 
-        private long bit(long address) {
-            return 1L << ((address - base) / blockSize);
+        /** The index of the block an address lies in ({@code base <= address < end}). */
+        int index(long address) {
+            long x = (address - base) >>> shift;
+            return (int) (reciprocal != 0 ? (x * reciprocal) >>> 32 : x / odd);
         }
 
         void markUsed(long address) {
-            long bit = bit(address);
+            long bit = 1L << index(address);
             long previous = (long) USED.getAndBitwiseOr(this, bit);
             if ((previous & bit) != 0) {
                 throw new IllegalStateException("pool corrupted: block 0x" + Long.toHexString(address)
@@ -808,8 +859,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             }
         }
 
-        void markFree(long address, long byteSize) {
-            long bit = bit(address);
+        void markFree(int block, long address, long byteSize) {
+            long bit = 1L << block;
             long previous = (long) USED.getAndBitwiseAnd(this, ~bit);
             if ((previous & bit) == 0) {
                 throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
@@ -817,8 +868,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             }
         }
 
-        boolean isUsed(long address) {
-            return (used & bit(address)) != 0;
+        boolean isUsed(int block) {
+            return (used & (1L << block)) != 0;
         }
     }
 

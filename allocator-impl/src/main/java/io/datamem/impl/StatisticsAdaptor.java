@@ -130,7 +130,8 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     }
 
     private void allocated(long byteSize) {
-        all.allocated(byteSize);
+        // The whole-life count of allocations is the histogram's total: one atomic update less.
+        all.allocatedBytes(byteSize);
         histogram[bucketOf(byteSize)].increment();
         Counters s = top;
         if (s != null) {
@@ -198,7 +199,11 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long allocations() {
-        return all.allocations.sum();
+        long n = 0;
+        for (LongAdder bucket : histogram) {
+            n += bucket.sum();
+        }
+        return n;
     }
 
     /**
@@ -243,7 +248,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return the figures since this adaptor was created
      */
     public Figures figures() {
-        return all.figures();
+        return all.figures(allocations());
     }
 
     /**
@@ -591,6 +596,11 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
         void allocated(long byteSize) {
             allocations.increment();
+            allocatedBytes(byteSize);
+        }
+
+        /** An allocation's bytes, without counting it (the whole-life count is the histogram's). */
+        void allocatedBytes(long byteSize) {
             allocatedBytes.add(byteSize);
             raise(byteSize);
         }
@@ -639,7 +649,11 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         }
 
         Figures figures() {
-            return new Figures(current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(), allocations.sum(),
+            return figures(allocations.sum());
+        }
+
+        Figures figures(long allocationCount) {
+            return new Figures(current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(), allocationCount,
                     frees.sum(), reallocations.sum(), failures.sum());
         }
     }

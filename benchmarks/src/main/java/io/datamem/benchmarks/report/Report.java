@@ -1,0 +1,904 @@
+package io.datamem.benchmarks.report;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SequencedMap;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Writes {@code docs/performance.md} from JMH's results: tables of ns/op with their error, ratios
+ * against every peer measured in the same run, the goals met or missed with the figures and the
+ * reasons, the machine, and PNG charts.
+ *
+ * <p>The prose lives in a template ({@code performance.md} next to this class); the generator fills
+ * its {@code {{name}}} slots.
+ */
+public final class Report {
+
+    /** The block sizes of the allocation benchmarks, in bytes. */
+    public static final List<Long> SIZES = List.of(64L, 4096L, 65536L, 1L << 20, 16L << 20);
+
+    /** Goal: the default handler within this factor of the C baseline. */
+    public static final double DEFAULT_VS_C = 1.3;
+    /** Goal: {@code DataMem.current()} under this many ns. */
+    public static final double CURRENT_NS = 2.0;
+    /** Goal: {@code +stats} adds under this many ns per pair. */
+    public static final double STATS_NS = 10.0;
+    /** Goal: transparent huge pages at least this much faster on random access over 4 GiB. */
+    public static final double THP_SPEEDUP = 1.3;
+    /** Goal: pool(aligned64) faster than every Java peer at every size up to this many bytes. */
+    public static final long POOL_MAX_SIZE = 1L << 20;
+
+    /**
+     * How the run went: what ran, when, and how busy the machine was.
+     *
+     * @param profile   {@code quick} or {@code full}
+     * @param command   the command that reproduces the run
+     * @param started   when the command started (the build included)
+     * @param finished  when the last benchmark finished
+     * @param loadBefore the load average (1, 5, 15 minutes) before the benchmarks
+     * @param loadAfter  the load average after
+     * @param threads   the thread count of the multi-threaded runs
+     * @param notes     facts the benchmarks recorded ({@code key<TAB>value})
+     */
+    public record Run(String profile, String command, Instant started, Instant finished, String loadBefore,
+                      String loadAfter, int threads, List<String> notes) {
+
+        /**
+         * Validates and copies.
+         *
+         * @throws NullPointerException if a reference is null
+         */
+        public Run {
+            Objects.requireNonNull(profile, "profile");
+            Objects.requireNonNull(command, "command");
+            Objects.requireNonNull(started, "started");
+            Objects.requireNonNull(finished, "finished");
+            Objects.requireNonNull(loadBefore, "loadBefore");
+            Objects.requireNonNull(loadAfter, "loadAfter");
+            notes = List.copyOf(notes);
+        }
+
+        /**
+         * How long the command took.
+         *
+         * @return the wall time from start to finish
+         */
+        public Duration elapsed() {
+            return Duration.between(started, finished);
+        }
+    }
+
+    /**
+     * A row of the allocation tables.
+     *
+     * @param label     what the row measures
+     * @param benchmark the JMH benchmark
+     * @param handler   the {@code handler} parameter it must have, or null
+     * @param javaPeer  whether it is one of the Java peers datamem's pool must beat
+     */
+    record Row(String label, String benchmark, String handler, boolean javaPeer) {
+
+        boolean matches(Result r) {
+            return r.benchmark().equals(benchmark) && (handler == null || handler.equals(r.param("handler")));
+        }
+    }
+
+    static final Row C = new Row("C: glibc malloc + free (the floor)", "AllocFreePeers.cMallocFree", null, false);
+    static final Row FFM = new Row("FFM: malloc + free downcalls", "AllocFreePeers.ffmMallocFree", null, false);
+    static final Row DEFAULT = new Row("datamem: default_allocator", "AllocFreeDataMem.allocator", "default_allocator",
+            false);
+    static final Row ALIGNED = new Row("datamem: aligned64", "AllocFreeDataMem.allocator", "aligned64", false);
+    static final Row POOL = new Row("datamem: pool(aligned64)", "AllocFreeDataMem.allocator", "pool(aligned64)", false);
+
+    static final List<Row> ROWS = List.of(
+            C, FFM, DEFAULT, ALIGNED, POOL,
+            new Row("NDArray empty + close: default_allocator", "AllocFreeDataMem.ndarray", "default_allocator", false),
+            new Row("NDArray empty + close: aligned64", "AllocFreeDataMem.ndarray", "aligned64", false),
+            new Row("NDArray empty + close: pool(aligned64)", "AllocFreeDataMem.ndarray", "pool(aligned64)", false),
+            new Row("NDArray empty + write + close: pool(aligned64)", "NDArrayWritten.ndarray", "pool(aligned64)",
+                    false),
+            new Row("Arena.ofConfined", "AllocFreePeers.arenaConfined", null, true),
+            new Row("Arena.ofShared", "AllocFreePeers.arenaShared", null, true),
+            new Row("ByteBuffer.allocateDirect", "AllocFreePeers.byteBufferDirect", null, true),
+            new Row("Netty pooled direct", "AllocFreePeers.nettyPooled", null, true),
+            new Row("Netty adaptive direct", "AllocFreePeers.nettyAdaptive", null, true),
+            new Row("JNA Native.malloc + free", "AllocFreePeers.jnaMallocFree", null, true));
+
+    private final List<Result> results;
+    private final Machine machine;
+    private final Run run;
+    private final Path chartDir;
+    private final String chartLink;
+    private final List<String> charts = new ArrayList<>();
+
+    private Report(List<Result> results, Machine machine, Run run, Path chartDir, String chartLink) {
+        this.results = List.copyOf(results);
+        this.machine = machine;
+        this.run = run;
+        this.chartDir = chartDir;
+        this.chartLink = chartLink;
+    }
+
+    /**
+     * A rendered page.
+     *
+     * @param markdown the page
+     * @param charts   the chart files written, by name
+     */
+    public record Page(String markdown, List<String> charts) {
+
+        /**
+         * Copies.
+         *
+         * @throws NullPointerException if an argument is null
+         */
+        public Page {
+            Objects.requireNonNull(markdown, "markdown");
+            charts = List.copyOf(charts);
+        }
+    }
+
+    /**
+     * Renders the page and writes its charts.
+     *
+     * @param results   the results of the run
+     * @param machine   the machine
+     * @param run       how the run went
+     * @param chartDir  where the PNG charts go
+     * @param chartLink the path of {@code chartDir} relative to the page
+     * @return the Markdown page and the charts written
+     * @throws UncheckedIOException if a chart cannot be written
+     */
+    public static Page render(List<Result> results, Machine machine, Run run, Path chartDir, String chartLink) {
+        Report r = new Report(results, machine, run, chartDir, chartLink);
+        String page = r.render();
+        return new Page(page, r.charts);
+    }
+
+    private String render() {
+        Map<String, String> slots = new LinkedHashMap<>();
+        slots.put("command", run.command());
+        slots.put("fullCommand", "benchmarks/run --full");
+        slots.put("generated", generated());
+        slots.put("machine", machine.markdown() + load());
+        slots.put("goals", goals());
+        slots.put("alloc1", allocation(1));
+        slots.put("allocN", run.threads() > 1 ? allocation(run.threads())
+                : "_Not run: this machine has one core._\n");
+        slots.put("threads", Integer.toString(run.threads()));
+        slots.put("current", current());
+        slots.put("stats", statistics());
+        slots.put("hugepages", hugePages());
+        slots.put("streaming", streaming());
+        slots.put("notes", notes());
+        return fill(template(), slots);
+    }
+
+    static String template() {
+        try (InputStream in = Report.class.getResourceAsStream("performance.md")) {
+            if (in == null) {
+                throw new IllegalStateException("the report template performance.md is missing from the class path");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String fill(String template, Map<String, String> slots) {
+        Matcher m = Pattern.compile("\\{\\{(\\w+)}}").matcher(template);
+        StringBuilder b = new StringBuilder();
+        while (m.find()) {
+            String v = slots.get(m.group(1));
+            if (v == null) {
+                throw new IllegalArgumentException("template slot {{" + m.group(1) + "}} has no value");
+            }
+            m.appendReplacement(b, Matcher.quoteReplacement(v));
+        }
+        m.appendTail(b);
+        return b.toString();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Header and machine
+
+    private String generated() {
+        Duration d = run.elapsed();
+        String jdk = results.isEmpty() ? machine.jdk() : results.get(0).jdk();
+        return "Generated by `" + run.command() + "` (" + run.profile() + " profile) on "
+                + DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'", Locale.ROOT).format(
+                run.started().atZone(ZoneOffset.UTC)) + "; the command took " + minutes(d) + " (build included), "
+                + results.size() + " results, run on " + jdk + ".";
+    }
+
+    static String minutes(Duration d) {
+        long s = d.toSeconds();
+        return s / 60 + " min " + s % 60 + " s";
+    }
+
+    private String load() {
+        double before = firstNumber(run.loadBefore());
+        double after = firstNumber(run.loadAfter());
+        StringBuilder b = new StringBuilder();
+        b.append("| load average (1, 5, 15 min) | before: ").append(run.loadBefore()).append("; after: ")
+                .append(run.loadAfter()).append(" |\n");
+        if (Math.max(before, after) > 0.5 * machine.cores()) {
+            b.append("\n**This machine was busy with other work while the suite ran** (a load average of ")
+                    .append(fmt(Math.max(before, after))).append(" on ").append(machine.cores())
+                    .append(" cores, before the suite's own load): the figures are noisy, errors are wide, and ratios"
+                            + " between rows are more trustworthy than absolute times. Run the command again on a"
+                            + " quiet machine for figures to quote.\n");
+        }
+        return b.toString();
+    }
+
+    private static double firstNumber(String s) {
+        Matcher m = Pattern.compile("[0-9]+(\\.[0-9]+)?").matcher(s);
+        return m.find() ? Double.parseDouble(m.group()) : 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Lookup
+
+    Optional<Result> find(Predicate<Result> p) {
+        return results.stream().filter(p).findFirst();
+    }
+
+    Optional<Result> alloc(Row row, long byteSize, int threads) {
+        String size = Long.toString(byteSize);
+        return find(r -> row.matches(r) && size.equals(r.param("byteSize")) && r.threads() == threads);
+    }
+
+    double allocScore(Row row, long byteSize, int threads) {
+        return alloc(row, byteSize, threads).map(Result::score).orElse(Double.NaN);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Formatting
+
+    static String sizeName(long bytes) {
+        if (bytes >= (1L << 30) && bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + " GiB";
+        }
+        if (bytes >= (1L << 20) && bytes % (1L << 20) == 0) {
+            return (bytes >> 20) + " MiB";
+        }
+        if (bytes >= 1024 && bytes % 1024 == 0) {
+            return (bytes >> 10) + " KiB";
+        }
+        return bytes + " B";
+    }
+
+    static String fmt(double v) {
+        if (!Double.isFinite(v)) {
+            return "n/a";
+        }
+        double a = Math.abs(v);
+        if (a >= 100) {
+            return String.format(Locale.ROOT, "%,.0f", v);
+        }
+        if (a >= 10) {
+            return String.format(Locale.ROOT, "%.1f", v);
+        }
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    static String cell(Optional<Result> r) {
+        return r.map(Report::cell).orElse("n/a");
+    }
+
+    static String cell(Result r) {
+        return Double.isFinite(r.error()) ? fmt(r.score()) + " ± " + fmt(r.error()) : fmt(r.score());
+    }
+
+    static String ratio(double r) {
+        return Double.isFinite(r) ? String.format(Locale.ROOT, "%.2f×", r) : "n/a";
+    }
+
+    private String chart(Charts.Kind kind, String file, String title, String xTitle, String yTitle,
+                         List<String> categories, SequencedMap<String, double[]> series, boolean logY) {
+        try {
+            Charts.draw(kind, title, xTitle, yTitle, categories, series, logY, chartDir.resolve(file));
+        } catch (IllegalArgumentException e) {
+            return "_No chart: " + e.getMessage() + "._\n";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        charts.add(file);
+        return "\n![" + title + "](" + chartLink + "/" + file + ")\n";
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Allocation
+
+    private String allocation(int threads) {
+        List<Long> sizes = SIZES.stream().filter(s -> ROWS.stream().anyMatch(r -> alloc(r, s, threads).isPresent()))
+                .toList();
+        if (sizes.isEmpty()) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder();
+        b.append("ns per allocate + free pair").append(threads > 1 ? " on each thread" : "")
+                .append(" (mean ± 99.9% confidence half-width; lower is better):\n\n");
+        header(b, "", sizes);
+        for (Row row : ROWS) {
+            if (sizes.stream().noneMatch(s -> alloc(row, s, threads).isPresent())) {
+                continue;
+            }
+            b.append("| ").append(row.label());
+            for (long s : sizes) {
+                b.append(" | ").append(cell(alloc(row, s, threads)));
+            }
+            b.append(" |\n");
+        }
+        List<String> notFloor = new ArrayList<>();
+        for (long s : sizes) {
+            Optional<Result> c = alloc(C, s, threads);
+            Optional<Result> f = alloc(FFM, s, threads);
+            if (c.isPresent() && f.isPresent()
+                    && c.get().score() - f.get().score() > Math.hypot(nz(c.get().error()), nz(f.get().error()))) {
+                notFloor.add(sizeName(s));
+            }
+        }
+        if (!notFloor.isEmpty()) {
+            b.append("\nAt ").append(String.join(", ", notFloor)).append(" the C loop took longer than the same two"
+                    + " calls made one at a time from Java (the FFM row), beyond the error: glibc's path for blocks of"
+                    + " that size, taken back to back with nothing in between, was slower here than with a few"
+                    + " nanoseconds of Java between the calls. There the C row is a reference rather than a floor,"
+                    + " and ratios against it fall below 1.\n");
+        }
+        SequencedMap<String, double[]> series = new LinkedHashMap<>();
+        for (Row row : ROWS) {
+            series.put(row.label(), sizes.stream().mapToDouble(s -> allocScore(row, s, threads)).toArray());
+        }
+        List<String> categories = sizes.stream().map(Report::sizeName).toList();
+        String suffix = threads == 1 ? "1t" : threads + "t";
+        b.append(chart(Charts.Kind.LINES, "alloc-free-" + suffix + ".png",
+                "Allocate + free, " + threads + (threads == 1 ? " thread" : " threads"), "block size",
+                "ns per pair (log scale)", categories, series, true));
+
+        b.append("\nEach row against the C floor (its time ÷ C's time; 1.00× is as fast as C):\n\n");
+        header(b, "", sizes);
+        for (Row row : ROWS) {
+            if (row == C || sizes.stream().noneMatch(s -> alloc(row, s, threads).isPresent())) {
+                continue;
+            }
+            b.append("| ").append(row.label());
+            for (long s : sizes) {
+                b.append(" | ").append(ratio(allocScore(row, s, threads) / allocScore(C, s, threads)));
+            }
+            b.append(" |\n");
+        }
+        for (Row us : List.of(POOL, DEFAULT)) {
+            b.append("\n`").append(us.handler()).append("` against each peer (the peer's time ÷ ")
+                    .append(us.handler()).append("'s; above 1.00× ").append(us.handler()).append(" is faster):\n\n");
+            header(b, "peer", sizes);
+            for (Row peer : ROWS) {
+                if (!peer.javaPeer() && peer != C && peer != FFM) {
+                    continue;
+                }
+                b.append("| ").append(peer.label());
+                for (long s : sizes) {
+                    double r = allocScore(peer, s, threads) / allocScore(us, s, threads);
+                    String t = ratio(r);
+                    b.append(" | ").append(peer.javaPeer() && s <= POOL_MAX_SIZE && r < 1 ? "**" + t + "**" : t);
+                }
+                b.append(" |\n");
+            }
+        }
+        return b.toString();
+    }
+
+    private static void header(StringBuilder b, String first, List<Long> sizes) {
+        b.append("| ").append(first);
+        for (long s : sizes) {
+            b.append(" | ").append(sizeName(s));
+        }
+        b.append(" |\n|---");
+        b.append("|---:".repeat(sizes.size()));
+        b.append("|\n");
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Goals
+
+    /**
+     * A goal's verdict.
+     *
+     * @param goal    what was aimed at
+     * @param figure  what was measured
+     * @param verdict met, missed or not measured
+     * @param why     for a miss, why; else empty
+     */
+    record Goal(String goal, String figure, String verdict, String why) {
+    }
+
+    List<Goal> evaluateGoals() {
+        List<Goal> goals = new ArrayList<>();
+        goals.add(defaultVsC());
+        goals.add(poolVsPeers());
+        goals.add(currentGoal());
+        goals.add(statsGoal());
+        goals.add(thpGoal());
+        return goals;
+    }
+
+    private String goals() {
+        StringBuilder b = new StringBuilder("| goal | measured | verdict |\n|---|---|---|\n");
+        List<Goal> goals = evaluateGoals();
+        for (Goal g : goals) {
+            b.append("| ").append(g.goal()).append(" | ").append(g.figure()).append(" | ").append(g.verdict())
+                    .append(" |\n");
+        }
+        boolean any = false;
+        for (Goal g : goals) {
+            if (!g.why().isEmpty()) {
+                if (!any) {
+                    b.append("\n**Why goals were missed:**\n\n");
+                    any = true;
+                }
+                b.append("* **").append(g.goal()).append(":** ").append(g.why()).append("\n");
+            }
+        }
+        return b.toString();
+    }
+
+    private static String verdict(boolean met) {
+        return met ? "**met**" : "**missed**";
+    }
+
+    /** A verdict, qualified when the target lies within the figure's error. */
+    static String verdict(boolean met, boolean withinError) {
+        return verdict(met) + (withinError ? " (within the error)" : "");
+    }
+
+    /**
+     * One comparison a goal makes.
+     *
+     * @param pass   whether it meets the target
+     * @param within whether the target lies within the figure's error
+     */
+    record Check(boolean pass, boolean within) {
+    }
+
+    /**
+     * The verdict of a goal made of checks: met if every check passes; qualified when a re-run could
+     * flip it (met: some check is within the error; missed: every failing check is).
+     */
+    static String verdict(List<Check> checks) {
+        boolean met = checks.stream().allMatch(Check::pass);
+        boolean flip = met ? checks.stream().anyMatch(Check::within)
+                : checks.stream().filter(c -> !c.pass()).allMatch(Check::within);
+        return verdict(met, flip);
+    }
+
+    /** The error of a / b from the errors of a and b. */
+    static double ratioError(double a, double ea, double b, double eb) {
+        return Math.abs(a / b) * Math.hypot(nz(ea) / a, nz(eb) / b);
+    }
+
+    private double allocError(Row row, long byteSize, int threads) {
+        return alloc(row, byteSize, threads).map(Result::error).orElse(Double.NaN);
+    }
+
+    private static final String NOT_MEASURED = "not measured";
+
+    private Goal defaultVsC() {
+        String goal = "`default_allocator` within " + DEFAULT_VS_C + "× of C";
+        double worst = 0;
+        long worstSize = -1;
+        StringBuilder per = new StringBuilder();
+        List<Check> checks = new ArrayList<>();
+        for (long s : SIZES) {
+            double r = allocScore(DEFAULT, s, 1) / allocScore(C, s, 1);
+            if (!Double.isFinite(r)) {
+                continue;
+            }
+            double e = ratioError(allocScore(DEFAULT, s, 1), allocError(DEFAULT, s, 1), allocScore(C, s, 1),
+                    allocError(C, s, 1));
+            checks.add(new Check(r <= DEFAULT_VS_C, Math.abs(r - DEFAULT_VS_C) < e));
+            per.append(per.isEmpty() ? "" : ", ").append(sizeName(s)).append(" ").append(ratio(r));
+            if (r > worst) {
+                worst = r;
+                worstSize = s;
+            }
+        }
+        if (worstSize < 0) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        boolean met = worst <= DEFAULT_VS_C;
+        double worstError = ratioError(allocScore(DEFAULT, worstSize, 1), allocError(DEFAULT, worstSize, 1),
+                allocScore(C, worstSize, 1), allocError(C, worstSize, 1));
+        String why = "";
+        if (!met) {
+            double c = allocScore(C, worstSize, 1);
+            double f = allocScore(FFM, worstSize, 1);
+            double d = allocScore(DEFAULT, worstSize, 1);
+            why = "at " + sizeName(worstSize) + " C takes " + fmt(c) + " ns, two bare FFM downcalls " + fmt(f)
+                    + " ns (" + ratio(f / c) + " of C) and `default_allocator` " + fmt(d) + " ns. ";
+            if (f / c > DEFAULT_VS_C) {
+                why += "The FFM calls alone exceed the goal: the " + fmt(f - c) + " ns they add over C is the cost of"
+                        + " entering native code twice from Java (a C loop calls malloc and free directly; each FFM"
+                        + " downcall, even a critical one, passes through a stub that spills arguments and checks"
+                        + " the thread), which no allocator above FFM can remove. ";
+            }
+            why += "datamem's own share is " + fmt(d - f) + " ns per pair (`DataMem.current()`, the interface call,"
+                    + " the argument checks NEP 49's contract requires).";
+            if (d - f > 0.3 * c) {
+                why += " That share is the part to work on.";
+            }
+        }
+        return new Goal(goal, "worst " + ratio(worst) + " ± " + fmt(worstError) + " at " + sizeName(worstSize) + " ("
+                + per + ")", verdict(checks), why);
+    }
+
+    private Goal poolVsPeers() {
+        String goal = "`pool(aligned64)` faster than every Java peer up to " + sizeName(POOL_MAX_SIZE);
+        double closest = Double.POSITIVE_INFINITY;
+        String closestWhat = "";
+        List<String> losses = new ArrayList<>();
+        boolean measured = false;
+        List<Check> checks = new ArrayList<>();
+        for (long s : SIZES) {
+            if (s > POOL_MAX_SIZE) {
+                continue;
+            }
+            double pool = allocScore(POOL, s, 1);
+            for (Row peer : ROWS) {
+                if (!peer.javaPeer()) {
+                    continue;
+                }
+                double p = allocScore(peer, s, 1);
+                double r = p / pool;
+                if (!Double.isFinite(r)) {
+                    continue;
+                }
+                measured = true;
+                if (r < closest) {
+                    closest = r;
+                    closestWhat = peer.label() + " at " + sizeName(s) + ": " + fmt(p) + " ns against " + fmt(pool)
+                            + " ns";
+                }
+                double e = ratioError(p, allocError(peer, s, 1), pool, allocError(POOL, s, 1));
+                if (r <= 1) {
+                    losses.add(peer.label() + " at " + sizeName(s) + " (" + fmt(p) + " ns against " + fmt(pool)
+                            + " ns)");
+                }
+                checks.add(new Check(r > 1, Math.abs(r - 1) < e));
+            }
+        }
+        if (!measured) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        String why = losses.isEmpty() ? "" : "slower than " + String.join("; ", losses) + ". "
+                + "Per pair the pool makes two thread-local lookups (its per-thread cache) and two atomic"
+                + " read-modify-writes of the slab's occupancy word, so that a block is never handed out twice and"
+                + " a wrong-size, double or foreign free is refused, also when another thread frees the block."
+                + " JNA and FFM reach glibc's per-thread cache, which takes no atomic step and checks none of"
+                + " that; Netty's and the JDK's allocators do more work per pair.";
+        return new Goal(goal, "closest: " + closestWhat + " (" + ratio(closest) + ")",
+                verdict(checks), why);
+    }
+
+    private Optional<Result> named(String benchmark) {
+        return find(r -> r.benchmark().equals(benchmark));
+    }
+
+    private Goal currentGoal() {
+        String goal = "`DataMem.current()` under " + fmt(CURRENT_NS) + " ns";
+        Optional<Result> unbound = named("CurrentHandler.current");
+        Optional<Result> scoped = named("CurrentHandler.currentScopedLoop");
+        if (unbound.isEmpty() && scoped.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        double u = unbound.map(Result::score).orElse(Double.NaN);
+        double s = scoped.map(Result::score).orElse(Double.NaN);
+        boolean met = !(u >= CURRENT_NS) && !(s >= CURRENT_NS);
+        double eu = unbound.map(Result::error).orElse(Double.NaN);
+        double es = scoped.map(Result::error).orElse(Double.NaN);
+        List<Check> checks = new ArrayList<>();
+        if (unbound.isPresent()) {
+            checks.add(new Check(u < CURRENT_NS, Math.abs(u - CURRENT_NS) < eu));
+        }
+        if (scoped.isPresent()) {
+            checks.add(new Check(s < CURRENT_NS, Math.abs(s - CURRENT_NS) < es));
+        }
+        String why = "";
+        if (!met) {
+            double tl = named("CurrentHandler.threadLocalLoop").map(Result::score).orElse(Double.NaN);
+            why = "with nothing bound, `current()` reads the process default (a volatile field) and finds no"
+                    + " binding: " + fmt(u) + " ns, JMH's own per-call overhead included. Inside `callWith` it is a"
+                    + " `ScopedValue` lookup, which the JDK serves from a small per-thread cache of scoped values"
+                    + " (walking the bindings on a miss): " + fmt(s) + " ns in a loop where `ThreadLocal.get()`"
+                    + " takes " + fmt(tl) + " ns. That lookup is the JDK's price for a binding that is restored on"
+                    + " exit and leaks into no other thread; datamem adds one volatile read to it.";
+        }
+        return new Goal(goal, "unbound " + fmt(u) + " ± " + fmt(eu) + " ns, scoped " + fmt(s) + " ± " + fmt(es)
+                + " ns", verdict(checks), why);
+    }
+
+    private Goal statsGoal() {
+        String goal = "`+stats` adds under " + fmt(STATS_NS) + " ns per pair";
+        List<String> parts = new ArrayList<>();
+        boolean met = true;
+        boolean measured = false;
+        List<Check> checks = new ArrayList<>();
+        for (String h : List.of("pool(aligned64)", "default_allocator")) {
+            Optional<Result> plain = stats(h, "plain");
+            Optional<Result> stats = stats(h, "stats");
+            if (plain.isEmpty() || stats.isEmpty()) {
+                continue;
+            }
+            measured = true;
+            double d = stats.get().score() - plain.get().score();
+            double e = Math.hypot(nz(stats.get().error()), nz(plain.get().error()));
+            parts.add("on " + h + ": " + fmt(d) + " ± " + fmt(e) + " ns");
+            if (d >= STATS_NS) {
+                met = false;
+            }
+            checks.add(new Check(d < STATS_NS, Math.abs(d - STATS_NS) < e));
+        }
+        if (!measured) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        String why = met ? "" : "each pair makes six atomic read-modify-writes (locked instructions on x86): the"
+                + " size histogram (which also counts allocations), bytes allocated and bytes in use on malloc;"
+                + " frees, bytes freed and bytes in use on free. They keep every figure exact under concurrency and"
+                + " the peak exact; per-thread counters would be cheaper but make the figures approximate while"
+                + " threads run, and an exact peak needs one shared counter of bytes in use whatever else changes.";
+        return new Goal(goal, String.join("; ", parts), verdict(checks), why);
+    }
+
+    private static double nz(double e) {
+        return Double.isFinite(e) ? e : 0;
+    }
+
+    Optional<Result> stats(String handler, String observer) {
+        return find(r -> r.benchmark().equals("StatisticsOverhead.pair") && handler.equals(r.param("handler"))
+                && observer.equals(r.param("observer")));
+    }
+
+    private Goal thpGoal() {
+        String goal = "transparent huge pages ≥ " + THP_SPEEDUP + "× faster than 4 KiB pages on random access over"
+                + " 4 GiB";
+        Optional<Result> thp = gups("thp", 4);
+        Optional<Result> base = gups("4k", 4);
+        if (thp.isEmpty() || base.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, thp.isEmpty() && base.isPresent()
+                    ? "the transparent huge page run did not complete (transparent huge pages unavailable?)" : "");
+        }
+        double r = base.get().score() / thp.get().score();
+        double e = ratioError(base.get().score(), base.get().error(), thp.get().score(), thp.get().error());
+        boolean met = r >= THP_SPEEDUP;
+        String why = "";
+        if (!met) {
+            String residency = run.notes().stream().filter(n -> n.startsWith("RandomAccess thp 4 GiB"))
+                    .findFirst().map(n -> n.substring(n.indexOf('\t') + 1)).orElse("not recorded");
+            why = "the block's residency after touching it was: " + residency + ". If little of it is on transparent"
+                    + " huge pages, the kernel could not find free 2 MiB pages (fragmented memory, `defrag` setting);"
+                    + " if all of it is, the page walks of 4 KiB pages were cheap here (a large TLB or page-walk"
+                    + " cache, or a hypervisor backing guest memory with small pages, which puts a second-level walk"
+                    + " under both).";
+        }
+        return new Goal(goal, "4 KiB pages " + fmt(base.get().score()) + " ns, transparent huge pages "
+                + fmt(thp.get().score()) + " ns per update: " + ratio(r) + " ± " + fmt(e),
+                verdict(met, Math.abs(r - THP_SPEEDUP) < e), why);
+    }
+
+    Optional<Result> gups(String pages, int gib) {
+        return find(r -> r.benchmark().equals("RandomAccess.update") && pages.equals(r.param("pages"))
+                && Integer.toString(gib).equals(r.param("gib")));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // DataMem.current()
+
+    private String current() {
+        record Variant(String benchmark, String label) {
+        }
+        List<Variant> variants = List.of(
+                new Variant("CurrentHandler.current", "`DataMem.current()`, nothing bound (process default)"),
+                new Variant("CurrentHandler.threadLocal", "`ThreadLocal.get()`"),
+                new Variant("CurrentHandler.currentLoop", "`DataMem.current()` in a loop, nothing bound"),
+                new Variant("CurrentHandler.currentScopedLoop", "`DataMem.current()` in a loop inside `callWith`"),
+                new Variant("CurrentHandler.threadLocalLoop", "`ThreadLocal.get()` in a loop"));
+        StringBuilder b = new StringBuilder("| lookup | ns per lookup |\n|---|---:|\n");
+        SequencedMap<String, double[]> series = new LinkedHashMap<>();
+        List<String> categories = new ArrayList<>();
+        List<Double> values = new ArrayList<>();
+        for (Variant v : variants) {
+            Optional<Result> r = named(v.benchmark());
+            b.append("| ").append(v.label()).append(" | ").append(cell(r)).append(" |\n");
+            categories.add(v.benchmark().substring(v.benchmark().indexOf('.') + 1));
+            values.add(r.map(Result::score).orElse(Double.NaN));
+        }
+        series.put("ns per lookup", values.stream().mapToDouble(Double::doubleValue).toArray());
+        b.append(chart(Charts.Kind.BARS, "current-handler.png", "Finding the current handler", "", "ns per lookup",
+                categories, series, false));
+        return b.toString();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Statistics
+
+    private String statistics() {
+        List<String> handlers = results.stream().filter(r -> r.benchmark().equals("StatisticsOverhead.pair"))
+                .map(r -> r.param("handler")).distinct().toList();
+        if (handlers.isEmpty()) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder("ns per 64-byte allocate + free pair:\n\n"
+                + "| handler | plain | `+stats` | `+stats` + Micrometer | `+stats` adds | Micrometer adds |\n"
+                + "|---|---:|---:|---:|---:|---:|\n");
+        SequencedMap<String, double[]> series = new LinkedHashMap<>();
+        List<String> observers = List.of("plain", "stats", "micrometer");
+        for (String o : observers) {
+            series.put(o, handlers.stream().mapToDouble(h -> stats(h, o).map(Result::score).orElse(Double.NaN))
+                    .toArray());
+        }
+        for (String h : handlers) {
+            Optional<Result> plain = stats(h, "plain");
+            Optional<Result> st = stats(h, "stats");
+            Optional<Result> mm = stats(h, "micrometer");
+            b.append("| ").append(h).append(" | ").append(cell(plain)).append(" | ").append(cell(st)).append(" | ")
+                    .append(cell(mm)).append(" | ").append(difference(st, plain)).append(" | ")
+                    .append(difference(mm, plain)).append(" |\n");
+        }
+        b.append(chart(Charts.Kind.BARS, "statistics.png", "What observing costs (64-byte pairs)", "handler",
+                "ns per pair", handlers, series, false));
+        return b.toString();
+    }
+
+    static String difference(Optional<Result> a, Optional<Result> b) {
+        if (a.isEmpty() || b.isEmpty()) {
+            return "n/a";
+        }
+        double d = a.get().score() - b.get().score();
+        double e = Math.hypot(nz(a.get().error()), nz(b.get().error()));
+        return fmt(d) + " ± " + fmt(e);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Huge pages
+
+    private String hugePages() {
+        List<Integer> sizes = results.stream()
+                .filter(r -> r.benchmark().equals("RandomAccess.update") || r.benchmark().equals("FirstTouch.touch"))
+                .map(r -> Integer.parseInt(r.param("gib"))).distinct().sorted().toList();
+        if (sizes.isEmpty()) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder(
+                "| block | first touch, THP (ms) | first touch, 4 KiB (ms) | THP speed-up | random update, THP (ns)"
+                + " | random update, 4 KiB (ns) | THP speed-up |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        SequencedMap<String, double[]> touch = new LinkedHashMap<>();
+        SequencedMap<String, double[]> gups = new LinkedHashMap<>();
+        for (String pages : List.of("thp", "4k")) {
+            String label = pages.equals("thp") ? "transparent huge pages" : "4 KiB pages";
+            touch.put(label, sizes.stream().mapToDouble(g -> firstTouch(pages, g).map(r -> r.score() / g)
+                    .orElse(Double.NaN)).toArray());
+            gups.put(label, sizes.stream().mapToDouble(g -> gups(pages, g).map(Result::score).orElse(Double.NaN))
+                    .toArray());
+        }
+        for (int g : sizes) {
+            Optional<Result> tt = firstTouch("thp", g);
+            Optional<Result> t4 = firstTouch("4k", g);
+            Optional<Result> gt = gups("thp", g);
+            Optional<Result> g4 = gups("4k", g);
+            b.append("| ").append(g).append(" GiB | ").append(cell(tt)).append(" | ").append(cell(t4)).append(" | ")
+                    .append(speedUp(t4, tt)).append(" | ").append(cell(gt)).append(" | ").append(cell(g4))
+                    .append(" | ").append(speedUp(g4, gt)).append(" |\n");
+        }
+        List<String> categories = sizes.stream().map(g -> g + " GiB").toList();
+        b.append(chart(Charts.Kind.BARS, "first-touch.png", "First touch (fault in every page)", "block",
+                "ms per GiB", categories, touch, false));
+        b.append(chart(Charts.Kind.BARS, "random-access.png", "Random read-modify-write of 64-bit words", "block",
+                "ns per update", categories, gups, false));
+        List<String> residency = run.notes().stream().filter(n -> n.startsWith("RandomAccess ")
+                || n.startsWith("FirstTouch ")).toList();
+        if (!residency.isEmpty()) {
+            b.append("\nWhat backed each block after it was touched (from `/proc/self/smaps`):\n\n");
+            for (String n : residency) {
+                int tab = n.indexOf('\t');
+                b.append("* ").append(n, 0, tab).append(": ").append(n.substring(tab + 1)).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
+    Optional<Result> firstTouch(String pages, int gib) {
+        return find(r -> r.benchmark().equals("FirstTouch.touch") && pages.equals(r.param("pages"))
+                && Integer.toString(gib).equals(r.param("gib")));
+    }
+
+    static String speedUp(Optional<Result> slow, Optional<Result> fast) {
+        if (slow.isEmpty() || fast.isEmpty()) {
+            return "n/a";
+        }
+        return ratio(slow.get().score() / fast.get().score());
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Streaming
+
+    private String streaming() {
+        List<Result> rs = results.stream().filter(r -> r.benchmark().equals("Streaming.triad")).toList();
+        if (rs.isEmpty()) {
+            return "_Not measured in this run._\n";
+        }
+        List<Long> kibs = rs.stream().map(r -> Long.parseLong(r.param("kib"))).distinct().sorted().toList();
+        List<Long> offsets = rs.stream().map(r -> Long.parseLong(r.param("offset"))).distinct().sorted().toList();
+        StringBuilder b = new StringBuilder("| start | ");
+        for (long k : kibs) {
+            b.append(sizeName(k << 10)).append(" arrays: ns per pass | GB/s | against aligned | ");
+        }
+        b.setLength(b.length() - 1);
+        b.append("\n|---").append("|---:|---:|---:".repeat(kibs.size())).append("|\n");
+        SequencedMap<String, double[]> series = new LinkedHashMap<>();
+        for (long k : kibs) {
+            series.put(sizeName(k << 10) + " arrays", offsets.stream().mapToDouble(o -> triad(o, k)
+                    .map(r -> gbPerSecond(k, r.score())).orElse(Double.NaN)).toArray());
+        }
+        for (long o : offsets) {
+            b.append("| ").append(o == 0 ? "64-byte aligned" : o + (o == 1 ? " byte" : " bytes")
+                    + " past a 64-byte boundary");
+            for (long k : kibs) {
+                Optional<Result> r = triad(o, k);
+                Optional<Result> aligned = triad(0, k);
+                b.append(" | ").append(cell(r)).append(" | ")
+                        .append(r.map(x -> fmt(gbPerSecond(k, x.score()))).orElse("n/a")).append(" | ")
+                        .append(r.isPresent() && aligned.isPresent()
+                                ? ratio(aligned.get().score() / r.get().score()) : "n/a");
+            }
+            b.append(" |\n");
+        }
+        b.append(chart(Charts.Kind.BARS, "streaming.png", "Triad a = b + 3c over float64", "",
+                "GB/s (higher is better)", offsets.stream().map(o -> o == 0 ? "aligned" : "+" + o + " B").toList(),
+                series, false));
+        return b.toString();
+    }
+
+    Optional<Result> triad(long offset, long kib) {
+        return find(r -> r.benchmark().equals("Streaming.triad") && Long.toString(offset).equals(r.param("offset"))
+                && Long.toString(kib).equals(r.param("kib")));
+    }
+
+    /** Three arrays of {@code kib} KiB move per pass (two read, one written). */
+    static double gbPerSecond(long kib, double nsPerPass) {
+        return 3.0 * (kib << 10) / nsPerPass;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Notes
+
+    private String notes() {
+        List<String> other = run.notes().stream().filter(n -> !n.startsWith("RandomAccess ")
+                && !n.startsWith("FirstTouch ")).distinct().toList();
+        if (other.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("Recorded by the benchmarks during this run:\n\n");
+        for (String n : other) {
+            int tab = n.indexOf('\t');
+            b.append("* ").append(tab < 0 ? n : n.substring(0, tab) + ": " + n.substring(tab + 1)).append('\n');
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,98 @@
+package io.datamem.benchmarks.report;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One JMH result: a benchmark method with its parameters and thread count, and its score.
+ *
+ * @param benchmark the class and method, without the package ({@code AllocFreePeers.cMallocFree})
+ * @param params    the parameters ({@code byteSize=64}, ...)
+ * @param threads   the threads that ran it
+ * @param mode      JMH's mode ({@code avgt}, {@code ss}, ...)
+ * @param score     the mean
+ * @param error     the half-width of the 99.9% confidence interval; NaN when JMH could not compute
+ *                  one (a single iteration)
+ * @param unit      the unit of {@code score} ({@code ns/op}, {@code ms/op})
+ * @param jdk       the JDK that ran it ({@code JDK 25.0.1, OpenJDK 64-Bit Server VM, 25.0.1+8-LTS})
+ */
+public record Result(String benchmark, Map<String, String> params, int threads, String mode, double score,
+                     double error, String unit, String jdk) {
+
+    /**
+     * Validates and copies.
+     *
+     * @throws NullPointerException if a reference is null
+     */
+    public Result {
+        Objects.requireNonNull(benchmark, "benchmark");
+        params = Map.copyOf(params);
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(unit, "unit");
+        Objects.requireNonNull(jdk, "jdk");
+    }
+
+    /**
+     * A parameter's value.
+     *
+     * @param name the parameter
+     * @return its value, or null if the benchmark has no such parameter
+     */
+    public String param(String name) {
+        return params.get(name);
+    }
+
+    /**
+     * Reads the results of a JMH JSON result file.
+     *
+     * @param json the file's text
+     * @return its results
+     * @throws IllegalArgumentException if it is not a JMH result file
+     */
+    public static List<Result> parseAll(String json) {
+        if (!(Json.parse(json) instanceof List<?> list)) {
+            throw new IllegalArgumentException("not a JMH JSON result file: the top level is not an array");
+        }
+        return list.stream().map(Result::of).toList();
+    }
+
+    private static Result of(Object o) {
+        if (!(o instanceof Map<?, ?> m)) {
+            throw new IllegalArgumentException("not a JMH result: " + o);
+        }
+        String full = (String) m.get("benchmark");
+        if (full == null) {
+            throw new IllegalArgumentException("a JMH result without a benchmark name");
+        }
+        int dot = full.lastIndexOf('.');
+        int classDot = dot < 0 ? -1 : full.lastIndexOf('.', dot - 1);
+        String shortName = full.substring(classDot + 1);
+        Map<String, String> params = new java.util.TreeMap<>();
+        if (m.get("params") instanceof Map<?, ?> p) {
+            p.forEach((k, v) -> params.put(String.valueOf(k), String.valueOf(v)));
+        }
+        Map<?, ?> primary = (Map<?, ?>) m.get("primaryMetric");
+        if (primary == null) {
+            throw new IllegalArgumentException("JMH result " + full + " without primaryMetric");
+        }
+        String jdk = "JDK " + m.get("jdkVersion") + ", " + m.get("vmName") + " " + m.get("vmVersion");
+        return new Result(shortName, params, number(m.get("threads")).intValue(), String.valueOf(m.get("mode")),
+                number(primary.get("score")), number(primary.get("scoreError")), String.valueOf(primary.get("scoreUnit")),
+                jdk);
+    }
+
+    private static Double number(Object o) {
+        if (o instanceof Double d) {
+            return d;
+        }
+        if (o instanceof String s) {   // JMH writes "NaN" and "Infinity" as strings
+            try {
+                return Double.valueOf(s);
+            } catch (NumberFormatException e) {
+                return Double.NaN;
+            }
+        }
+        return Double.NaN;
+    }
+}

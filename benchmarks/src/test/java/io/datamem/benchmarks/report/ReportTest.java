@@ -1,0 +1,230 @@
+package io.datamem.benchmarks.report;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ReportTest {
+
+    static {
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    static final Machine MACHINE = new Machine("Test CPU", 2, 24L << 30, "Linux 6.1 amd64", "madvise (defrag madvise)",
+            true, "glibc 2.36", "JDK 25");
+    static final String JDK = "JDK 25.0.3, OpenJDK 64-Bit Server VM 25.0.3+9-LTS";
+
+    @TempDir
+    Path dir;
+
+    /** Results of a whole run; {@code figures} overrides ns/op by row label (all sizes) or key. */
+    static List<Result> run(Map<String, Double> figures) {
+        List<Result> rs = new ArrayList<>();
+        for (int threads : new int[] {1, 2}) {
+            for (long size : Report.SIZES) {
+                for (Report.Row row : Report.ROWS) {
+                    double v = figures.getOrDefault(row.label() + "@" + size,
+                            figures.getOrDefault(row.label(), row.javaPeer() ? 100.0 : 10.0));
+                    Map<String, String> p = new HashMap<>();
+                    p.put("byteSize", Long.toString(size));
+                    if (row.handler() != null) {
+                        p.put("handler", row.handler());
+                    }
+                    rs.add(new Result(row.benchmark(), p, threads, "avgt", v, v / 20, "ns/op", JDK));
+                }
+            }
+        }
+        for (String b : List.of("current", "threadLocal", "currentLoop", "currentScopedLoop", "threadLocalLoop")) {
+            double v = figures.getOrDefault(b, 1.0);
+            rs.add(new Result("CurrentHandler." + b, Map.of(), 1, "avgt", v, 0.05, "ns/op", JDK));
+        }
+        for (String h : List.of("pool(aligned64)", "default_allocator")) {
+            for (String o : List.of("plain", "stats", "micrometer")) {
+                double v = figures.getOrDefault(o, o.equals("plain") ? 20.0 : o.equals("stats") ? 25.0 : 60.0);
+                rs.add(new Result("StatisticsOverhead.pair", Map.of("handler", h, "observer", o, "byteSize", "64"), 1,
+                        "avgt", v, 0.5, "ns/op", JDK));
+            }
+        }
+        for (int gib : new int[] {1, 4}) {
+            for (String pages : List.of("thp", "4k")) {
+                double gups = figures.getOrDefault("gups-" + pages, pages.equals("thp") ? 50.0 : 100.0);
+                rs.add(new Result("RandomAccess.update", Map.of("gib", "" + gib, "pages", pages), 1, "avgt", gups, 1,
+                        "ns/op", JDK));
+                rs.add(new Result("FirstTouch.touch", Map.of("gib", "" + gib, "pages", pages), 1, "ss",
+                        gib * (pages.equals("thp") ? 150.0 : 400.0), 10, "ms/op", JDK));
+            }
+        }
+        for (long offset : new long[] {0, 16, 1}) {
+            for (long kib : new long[] {256, 65536}) {
+                rs.add(new Result("Streaming.triad", Map.of("offset", "" + offset, "kib", "" + kib), 1, "avgt",
+                        kib * (offset == 0 ? 10.0 : 12.0), kib / 10.0, "ns/op", JDK));
+            }
+        }
+        return rs;
+    }
+
+    static Report.Run info(String load, List<String> notes) {
+        Instant start = Instant.parse("2026-11-22T01:00:00Z");
+        return new Report.Run("quick", "benchmarks/run", start, start.plusSeconds(754), load, load, 2, notes);
+    }
+
+    Report.Page render(List<Result> results, String load, List<String> notes) {
+        return Report.render(results, MACHINE, info(load, notes), dir.resolve("performance"), "performance");
+    }
+
+    static String goalRow(String page, String goalStart) {
+        return Arrays.stream(page.split("\n")).filter(l -> l.startsWith("| " + goalStart)).findFirst()
+                .orElseThrow(() -> new AssertionError("no goal row " + goalStart + " in\n" + page));
+    }
+
+    @Test
+    void aWholeRunMakesEveryTableChartAndVerdict() throws IOException {
+        Report.Page page = render(run(Map.of("C: glibc malloc + free (the floor)", 10.0,
+                "datamem: default_allocator", 12.0, "datamem: pool(aligned64)", 5.0)), "0.10, 0.20, 0.30",
+                List.of("RandomAccess thp 4 GiB\t0x7f..: 4294967296 on transparent huge pages",
+                        "Netty\tversion 4.2, Unsafe true"));
+        String md = page.markdown();
+        assertFalse(md.contains("{{"), "every slot filled");
+        assertTrue(md.contains("benchmarks/run --full"), "the page names the full profile's command");
+        assertTrue(md.contains("Generated by `benchmarks/run` (quick profile) on 2026-11-22 01:00 UTC; the command"
+                + " took 12 min 34 s"), md);
+        assertTrue(md.contains("| processor | Test CPU (virtual machine) |"));
+        assertFalse(md.contains("busy with other work"), "a quiet machine gets no warning");
+        for (String goal : List.of("`default_allocator` within", "`pool(aligned64)` faster", "`DataMem.current()`",
+                "`+stats` adds", "transparent huge pages ≥")) {
+            assertTrue(goalRow(md, goal).contains("**met**"), goalRow(md, goal));
+        }
+        assertFalse(md.contains("Why goals were missed"));
+        assertTrue(md.contains("| datamem: default_allocator | 12.0 ± 0.60 |"), "ns/op with its error");
+        assertTrue(md.contains("| datamem: default_allocator | 1.20× |"), "ratio against C");
+        assertTrue(md.contains("| Netty pooled direct | 20.00× |"), "pool against a peer");
+        assertTrue(md.contains("## Allocate + free, 2 threads"));
+        assertTrue(md.contains("| 4 GiB | 600 ± 10.0 | 1,600 ± 10.0 | 2.67× | 50.0 ± 1.00 | 100 ± 1.00 | 2.00× |"), md);
+        assertTrue(md.contains("* RandomAccess thp 4 GiB: 0x7f..: 4294967296 on transparent huge pages"));
+        assertTrue(md.contains("* Netty: version 4.2, Unsafe true"));
+        assertEquals(List.of("alloc-free-1t.png", "alloc-free-2t.png", "current-handler.png", "statistics.png",
+                "first-touch.png", "random-access.png", "streaming.png"), page.charts());
+        for (String chart : page.charts()) {
+            Path png = dir.resolve("performance").resolve(chart);
+            assertTrue(md.contains("](performance/" + chart + ")"), chart + " is embedded");
+            byte[] head = Arrays.copyOf(Files.readAllBytes(png), 8);
+            assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, head, chart);
+        }
+    }
+
+    @Test
+    void missedGoalsSayWhy() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("C: glibc malloc + free (the floor)", 10.0);
+        f.put("FFM: malloc + free downcalls", 18.0);
+        f.put("datamem: default_allocator", 20.0);
+        f.put("datamem: pool(aligned64)", 30.0);
+        f.put("Netty pooled direct@64", 25.0);
+        f.put("currentScopedLoop", 3.0);
+        f.put("threadLocalLoop", 1.5);
+        f.put("stats", 50.0);
+        f.put("gups-thp", 95.0);
+        String md = render(run(f), "0.1, 0.1, 0.1", List.of("RandomAccess thp 4 GiB\tno huge pages")).markdown();
+        assertTrue(goalRow(md, "`default_allocator` within").contains("**missed**"));
+        assertTrue(md.contains("The FFM calls alone exceed the goal"), md);
+        assertTrue(md.contains("datamem's own share is 2.00 ns per pair"), md);
+        assertTrue(goalRow(md, "`pool(aligned64)` faster").contains("**missed**"));
+        assertTrue(md.contains("slower than Netty pooled direct at 64 B (25.0 ns against 30.0 ns)"), md);
+        assertTrue(goalRow(md, "`DataMem.current()`").contains("**missed**"));
+        assertTrue(md.contains("3.00 ns in a loop where `ThreadLocal.get()` takes 1.50 ns"), md);
+        assertTrue(goalRow(md, "`+stats` adds").contains("**missed**"));
+        assertTrue(goalRow(md, "`+stats` adds").contains("on pool(aligned64): 30.0 ± 0.71 ns"));
+        assertTrue(goalRow(md, "transparent huge pages ≥").contains("**missed**"));
+        assertTrue(md.contains("the block's residency after touching it was: no huge pages"), md);
+        assertTrue(md.contains("**Netty pooled direct** | ") || md.contains("| **0.83×** |"),
+                "a peer that beats the pool is in bold");
+    }
+
+    @Test
+    void aGoalWithinTheErrorSaysSo() {
+        List<Result> rs = new ArrayList<>(run(Map.of("stats", 30.0)));
+        rs.replaceAll(r -> r.benchmark().equals("StatisticsOverhead.pair") && r.param("observer").equals("stats")
+                ? new Result(r.benchmark(), r.params(), 1, "avgt", 29.0, 5.0, "ns/op", JDK) : r);
+        String md = render(rs, "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(goalRow(md, "`+stats` adds").contains("**met** (within the error)"), goalRow(md, "`+stats` adds"));
+    }
+
+    @Test
+    void verdictsAreQualifiedOnlyWhenARerunCouldFlipThem() {
+        assertEquals("**missed**", Report.verdict(List.of(new Report.Check(false, false),
+                new Report.Check(false, true), new Report.Check(true, true))));
+        assertEquals("**missed** (within the error)", Report.verdict(List.of(new Report.Check(false, true),
+                new Report.Check(true, false))));
+        assertEquals("**met** (within the error)", Report.verdict(List.of(new Report.Check(true, true),
+                new Report.Check(true, false))));
+        assertEquals("**met**", Report.verdict(List.of(new Report.Check(true, false))));
+    }
+
+    @Test
+    void aCLoopSlowerThanFfmIsCalledAReference() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("C: glibc malloc + free (the floor)", 10.0);
+        f.put("C: glibc malloc + free (the floor)@4096", 80.0);
+        f.put("FFM: malloc + free downcalls", 11.0);
+        String md = render(run(f), "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(md.contains("At 4 KiB the C loop took longer than the same two calls made one at a time from Java"),
+                md);
+    }
+
+    @Test
+    void aBusyMachineIsSaid() {
+        String md = render(run(Map.of()), "7.30, 5.02, 4.78", List.of()).markdown();
+        assertTrue(md.contains("**This machine was busy with other work while the suite ran** (a load average of"
+                + " 7.30 on 2 cores"), md);
+    }
+
+    @Test
+    void nothingMeasuredIsNotAnError() {
+        Report.Page page = render(List.of(), "0, 0, 0", List.of());
+        String md = page.markdown();
+        assertFalse(md.contains("{{"));
+        assertEquals(List.of(), page.charts());
+        assertTrue(goalRow(md, "`default_allocator` within").endsWith("| not measured | not measured |"));
+        assertTrue(md.contains("_Not measured in this run._"));
+    }
+
+    @Test
+    void templatesNeedEverySlot() {
+        assertEquals("a 1 b", Report.fill("a {{x}} b", Map.of("x", "1")));
+        assertEquals("$1 \\", Report.fill("{{x}}", Map.of("x", "$1 \\")), "values are literal");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Report.fill("{{missing}}", Map.of()));
+        assertEquals("template slot {{missing}} has no value", e.getMessage());
+    }
+
+    @Test
+    void formatsSizesAndFigures() {
+        assertEquals("64 B", Report.sizeName(64));
+        assertEquals("4 KiB", Report.sizeName(4096));
+        assertEquals("1 MiB", Report.sizeName(1 << 20));
+        assertEquals("16 MiB", Report.sizeName(16L << 20));
+        assertEquals("4 GiB", Report.sizeName(4L << 30));
+        assertEquals("1.23", Report.fmt(1.234));
+        assertEquals("12.3", Report.fmt(12.34));
+        assertEquals("1,235", Report.fmt(1234.5));
+        assertEquals("n/a", Report.fmt(Double.NaN));
+        assertEquals("1.30×", Report.ratio(1.3));
+        assertEquals(2 * Math.hypot(0.1, 0.05), Report.ratioError(10, 1, 5, 0.25), 1e-9);
+        assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * Report.gbPerSecond(1024, 1.0));
+    }
+}
