@@ -42,6 +42,8 @@ final class ArrayMemory implements Runnable {
     private boolean freed;
     private boolean closedExplicitly;
     private int exports;
+    // The thread the segments are confined to (NDArray.confined()), or null for a shared arena.
+    private Thread confinedTo;
 
     private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {
         this.handler = handler;
@@ -121,10 +123,46 @@ final class ArrayMemory implements Runnable {
             return dead;
         }
         if (data == null) {
-            arena = Arena.ofShared();
+            if (confinedTo != null && confinedTo != Thread.currentThread()) {
+                throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
+                        + "'; only that thread may access its memory");
+            }
+            arena = confinedTo != null ? Arena.ofConfined() : Arena.ofShared();
             data = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, arena, null);
         }
         return data;
+    }
+
+    /**
+     * Confines the segments over the block to the calling thread (a confined arena is closed without
+     * synchronising with every other thread).
+     *
+     * @return true if confined now, false if it already was to this thread
+     * @throws IllegalStateException if freed, or a shared segment was already handed out, or the
+     *                               memory is confined to another thread
+     */
+    synchronized boolean confine() {
+        Thread me = Thread.currentThread();
+        if (freed || closedExplicitly) {
+            throw new IllegalStateException(description() + " is closed");
+        }
+        if (confinedTo == me) {
+            return false;
+        }
+        if (confinedTo != null) {
+            throw new IllegalStateException(description() + " is already confined to thread '"
+                    + confinedTo.getName() + "'");
+        }
+        if (data != null) {
+            throw new IllegalStateException(description() + "'s memory was already reached through a shared"
+                    + " segment; call confined() right after creating the array, before any access");
+        }
+        confinedTo = me;
+        return true;
+    }
+
+    synchronized Thread confinedTo() {
+        return confinedTo;
     }
 
     synchronized boolean isFreed() {
@@ -161,7 +199,12 @@ final class ArrayMemory implements Runnable {
      */
     synchronized void invalidate() {
         if (arena != null && arena.scope().isAlive()) {
-            arena.close();
+            try {
+                arena.close();
+            } catch (WrongThreadException e) {
+                throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
+                        + "': only that thread may close or resize it", e);
+            }
         }
     }
 
@@ -205,6 +248,17 @@ final class ArrayMemory implements Runnable {
                 return;
             }
             leak = !closedExplicitly;
+            if (leak && arena != null && confinedTo != null && confinedTo != Thread.currentThread()
+                    && arena.scope().isAlive()) {
+                // Another thread's confined arena cannot be closed from here. Its segments are the only
+                // way to the memory, and each holds the arena's scope: once the scope is unreachable,
+                // nothing can touch the block and it is freed.
+                MemorySegment.Scope scope = arena.scope();
+                arena = null;
+                data = null;
+                CLEANER.register(scope, this::freeLeaked);
+                return;
+            }
             if (leak) {
                 try {
                     invalidate();
@@ -222,10 +276,30 @@ final class ArrayMemory implements Runnable {
         }
         handler.allocator().free(MemorySegment.ofAddress(addr), size);
         if (leak) {
-            LEAKS.incrementAndGet();
-            LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description() + " (" + size
-                    + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
-                    + " Close arrays explicitly, for example with try-with-resources");
+            reportLeak(size);
         }
+    }
+
+    /** Frees a leaked confined block once no segment over it can be reached. */
+    private void freeLeaked() {
+        long addr;
+        long size;
+        synchronized (this) {
+            if (freed) {
+                return;
+            }
+            freed = true;
+            addr = address;
+            size = allocatedByteSize;
+        }
+        handler.allocator().free(MemorySegment.ofAddress(addr), size);
+        reportLeak(size);
+    }
+
+    private void reportLeak(long size) {
+        LEAKS.incrementAndGet();
+        LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description() + " (" + size
+                + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
+                + " Close arrays explicitly, for example with try-with-resources");
     }
 }

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * An {@link NDArray} whose memory Java code touches: {@code empty}, one element written, then
  * {@code close}. Writing needs the array's segment, whose validity closing must end on every thread
- * (the JDK's shared arena close, a handshake with all threads).
+ * (the JDK's shared arena close, a handshake with all threads), unless the array is
+ * {@linkplain NDArray#confined() confined} to its thread (a confined arena's close).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -61,6 +62,19 @@ public class NDArrayWritten {
     @Benchmark
     public long ndarray() {
         try (NDArray a = NDArray.empty(DType.INT8, byteSize)) {
+            a.setLong(1, 0);
+            return a.address();
+        }
+    }
+
+    /**
+     * {@code NDArray.empty(INT8, byteSize).confined()}, one element set, {@code close()}.
+     *
+     * @return the array's address
+     */
+    @Benchmark
+    public long confined() {
+        try (NDArray a = NDArray.empty(DType.INT8, byteSize).confined()) {
             a.setLong(1, 0);
             return a.address();
         }

@@ -114,6 +114,8 @@ public final class Report {
             new Row("NDArray empty + close: pool(aligned64)", "AllocFreeDataMem.ndarray", "pool(aligned64)", false),
             new Row("NDArray empty + write + close: pool(aligned64)", "NDArrayWritten.ndarray", "pool(aligned64)",
                     false),
+            new Row("NDArray empty + confined() + write + close: pool(aligned64)", "NDArrayWritten.confined",
+                    "pool(aligned64)", false),
             new Row("Arena.ofConfined", "AllocFreePeers.arenaConfined", null, true),
             new Row("Arena.ofShared", "AllocFreePeers.arenaShared", null, true),
             new Row("ByteBuffer.allocateDirect", "AllocFreePeers.byteBufferDirect", null, true),
