@@ -1,8 +1,8 @@
 package io.datamem.buffer;
 
 import io.datamem.Device;
-import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
+import io.datamem.internal.DeviceInfoStructs;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -76,15 +76,7 @@ public record StandardDeviceInfo(Device device, MemoryKind kind, long stream, lo
     @Override
     public MemorySegment toNative(SegmentAllocator allocator) {
         MemorySegment s = allocator.allocate(LAYOUT);
-        s.set(JAVA_INT, 0, VERSION);
-        s.set(JAVA_INT, 4, (int) LAYOUT.byteSize());
-        s.set(JAVA_INT, 8, device.type().code());
-        s.set(JAVA_INT, 12, device.id());
-        s.set(JAVA_INT, 16, kindCode(kind));
-        s.set(JAVA_INT, 20, 0);
-        s.set(JAVA_LONG, 24, stream);
-        s.set(JAVA_LONG, 32, context);
-        s.set(JAVA_LONG, 40, deviceHandle);
+        DeviceInfoStructs.writeHead(s, VERSION, LAYOUT.byteSize(), device, kind, stream, context, deviceHandle);
         return s;
     }
 
@@ -100,20 +92,9 @@ public record StandardDeviceInfo(Device device, MemoryKind kind, long stream, lo
      *                                  kind is unknown
      */
     public static StandardDeviceInfo fromNative(MemorySegment info) {
-        Objects.requireNonNull(info, "info");
-        if (info.address() == 0) {
-            throw new IllegalArgumentException("info: NULL (expected: a datamem_device_info_v1 struct)");
-        }
-        MemorySegment s = info.byteSize() >= LAYOUT.byteSize() ? info : info.reinterpret(LAYOUT.byteSize());
-        int version = s.get(JAVA_INT, 0);
-        int byteSize = s.get(JAVA_INT, 4);
-        if (version < 1 || byteSize < LAYOUT.byteSize()) {
-            throw new IllegalArgumentException("device_info version " + Integer.toUnsignedString(version)
-                    + ", byte_size " + Integer.toUnsignedString(byteSize) + " (expected: version >= 1 and byte_size >= "
-                    + LAYOUT.byteSize() + ")");
-        }
-        return new StandardDeviceInfo(new Device(DeviceType.ofCode(s.get(JAVA_INT, 8)), s.get(JAVA_INT, 12)),
-                kindOf(s.get(JAVA_INT, 16)), s.get(JAVA_LONG, 24), s.get(JAVA_LONG, 32), s.get(JAVA_LONG, 40));
+        MemorySegment s = DeviceInfoStructs.checkedView(info, LAYOUT);
+        return new StandardDeviceInfo(DeviceInfoStructs.device(s), kindOf(DeviceInfoStructs.memoryKindCode(s)),
+                DeviceInfoStructs.handle(s, 0), DeviceInfoStructs.handle(s, 1), DeviceInfoStructs.handle(s, 2));
     }
 
     /**

@@ -5,7 +5,6 @@ import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaAllocations;
 import io.datamem.cuda.internal.CudaInterchange;
-import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -99,29 +98,22 @@ public final class CudaDeviceAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment malloc(long byteSize) {
-        Checks.byteSize("byteSize", byteSize);
-        return blocks.allocate(byteSize);
+        return blocks.malloc(byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long size = Checks.productOrMinusOne(count, elementByteSize);
-        return size < 0 ? MemorySegment.NULL : blocks.allocateZeroed(size);
+        return blocks.calloc(count, elementByteSize);
     }
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        Checks.byteSize("oldByteSize", oldByteSize);
-        Checks.byteSize("newByteSize", newByteSize);
-        return blocks.reallocate(ptr, oldByteSize, newByteSize);
+        return blocks.realloc(ptr, oldByteSize, newByteSize);
     }
 
     @Override
     public void free(MemorySegment ptr, long byteSize) {
-        Checks.byteSize("byteSize", byteSize);
-        blocks.release(ptr, byteSize);
+        blocks.free(ptr, byteSize);
     }
 
     @Override

@@ -272,29 +272,22 @@ public final class CudaRegisteredAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment malloc(long byteSize) {
-        Checks.byteSize("byteSize", byteSize);
-        return blocks.allocate(byteSize, false);
+        return blocks.malloc(byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long size = Checks.productOrMinusOne(count, elementByteSize);
-        return size < 0 ? MemorySegment.NULL : blocks.allocate(size, true);
+        return blocks.calloc(count, elementByteSize);
     }
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        Checks.byteSize("oldByteSize", oldByteSize);
-        Checks.byteSize("newByteSize", newByteSize);
-        return blocks.reallocate(ptr, oldByteSize, newByteSize);
+        return blocks.realloc(ptr, oldByteSize, newByteSize);
     }
 
     @Override
     public void free(MemorySegment ptr, long byteSize) {
-        Checks.byteSize("byteSize", byteSize);
-        blocks.release(ptr, byteSize);
+        blocks.free(ptr, byteSize);
     }
 
     @Override

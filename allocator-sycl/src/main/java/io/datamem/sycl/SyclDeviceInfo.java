@@ -5,6 +5,7 @@ import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
+import io.datamem.internal.DeviceInfoStructs;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -130,15 +131,8 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
     @Override
     public MemorySegment toNative(SegmentAllocator allocator) {
         MemorySegment s = allocator.allocate(LAYOUT);
-        s.set(JAVA_INT, 0, VERSION);
-        s.set(JAVA_INT, 4, (int) LAYOUT.byteSize());
-        s.set(JAVA_INT, 8, device.type().code());
-        s.set(JAVA_INT, 12, device.id());
-        s.set(JAVA_INT, 16, StandardDeviceInfo.kindCode(memoryKind()));
-        s.set(JAVA_INT, 20, 0);
-        s.set(JAVA_LONG, 24, queueHandle);
-        s.set(JAVA_LONG, 32, contextHandle);
-        s.set(JAVA_LONG, 40, deviceHandle);
+        DeviceInfoStructs.writeHead(s, VERSION, LAYOUT.byteSize(), device, memoryKind(), queueHandle, contextHandle,
+                deviceHandle);
         s.set(JAVA_INT, 48, usmKind.clMemType());
         s.set(JAVA_INT, 52, BACKEND_OPENCL);
         s.set(JAVA_LONG, 56, platformHandle);
@@ -159,25 +153,14 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
      *                                  not OpenCL, or a handle it needs is 0
      */
     public static SyclDeviceInfo fromNative(MemorySegment info) {
-        Objects.requireNonNull(info, "info");
-        if (info.address() == 0) {
-            throw new IllegalArgumentException("info: NULL (expected: a datamem_sycl_device_info_v1 struct)");
-        }
-        MemorySegment s = info.byteSize() >= LAYOUT.byteSize() ? info : info.reinterpret(LAYOUT.byteSize());
-        int version = s.get(JAVA_INT, 0);
-        int byteSize = s.get(JAVA_INT, 4);
-        if (version < 1 || byteSize < LAYOUT.byteSize()) {
-            throw new IllegalArgumentException("device_info version " + Integer.toUnsignedString(version)
-                    + ", byte_size " + Integer.toUnsignedString(byteSize) + " (expected: version >= 1 and byte_size >= "
-                    + LAYOUT.byteSize() + ")");
-        }
+        MemorySegment s = DeviceInfoStructs.checkedView(info, LAYOUT);
         int clMemType = s.get(JAVA_INT, 48);
         UsmKind kind = UsmKind.ofClMemType(clMemType);
         if (kind == UsmKind.UNKNOWN) {
             throw new IllegalArgumentException("device_info usm_kind: 0x" + Integer.toHexString(clMemType)
                     + " (expected: CL_MEM_TYPE_HOST_INTEL, CL_MEM_TYPE_DEVICE_INTEL or CL_MEM_TYPE_SHARED_INTEL)");
         }
-        int memoryKind = s.get(JAVA_INT, 16);
+        int memoryKind = DeviceInfoStructs.memoryKindCode(s);
         if (memoryKind != StandardDeviceInfo.kindCode(kind.memoryKind())) {
             throw new IllegalArgumentException("device_info memory_kind: " + memoryKind + " (expected: "
                     + StandardDeviceInfo.kindCode(kind.memoryKind()) + " for USM " + kind.usmType() + " memory)");
@@ -187,8 +170,8 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
             throw new IllegalArgumentException("device_info backend: " + backend + " (expected: " + BACKEND_OPENCL
                     + ", OpenCL)");
         }
-        return new SyclDeviceInfo(new Device(DeviceType.ofCode(s.get(JAVA_INT, 8)), s.get(JAVA_INT, 12)), kind,
-                s.get(JAVA_LONG, 24), s.get(JAVA_LONG, 32), s.get(JAVA_LONG, 40), s.get(JAVA_LONG, 56));
+        return new SyclDeviceInfo(DeviceInfoStructs.device(s), kind, DeviceInfoStructs.handle(s, 0),
+                DeviceInfoStructs.handle(s, 1), DeviceInfoStructs.handle(s, 2), s.get(JAVA_LONG, 56));
     }
 
     @Override

@@ -4,11 +4,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The blocks of one CUDA allocator made by a runtime allocation call ({@code cudaHostAlloc},
- * {@code cudaMalloc}, {@code cudaMallocManaged}): allocation with NULL on exhaustion, zeroing,
- * reallocation by copy, and checked frees. Arguments are validated by the public allocators before
- * they get here. Internal.
+ * {@code cudaMalloc}, {@code cudaMallocManaged}): allocation with NULL on exhaustion, zeroing on
+ * the device or the host, copies for reallocation, and frees after the work enqueued on a block.
+ * Internal.
  */
-public final class CudaAllocations {
+public final class CudaAllocations extends CudaBlocks {
 
     /** The allocation call. */
     public enum Kind {
@@ -29,8 +29,6 @@ public final class CudaAllocations {
     private final Kind kind;
     private final int device;
     private final int flags;
-    private final String name;
-    private final LiveBlocks live;
 
     /**
      * The blocks of an allocator.
@@ -41,11 +39,10 @@ public final class CudaAllocations {
      * @param name   the handler name, for messages
      */
     public CudaAllocations(Kind kind, int device, int flags, String name) {
+        super(name);
         this.kind = kind;
         this.device = device;
         this.flags = flags;
-        this.name = name;
-        this.live = new LiveBlocks(name);
     }
 
     /**
@@ -69,36 +66,36 @@ public final class CudaAllocations {
     }
 
     /**
-     * The handler name used in messages.
-     *
-     * @return the name
-     */
-    public String name() {
-        return name;
-    }
-
-    /**
-     * The number of live blocks.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return live.count();
-    }
-
-    /**
-     * Allocates a block ({@code max(byteSize, 1)} bytes, so that every pointer is unique).
+     * Allocates a block ({@code max(byteSize, 1)} bytes, so that every pointer is unique). Zeroed
+     * blocks are zeroed on the device for device and globally attached managed memory, by the host
+     * for pinned and host-attached managed memory.
      *
      * @param byteSize a valid size
+     * @param zeroed   whether to zero it
      * @return the block, or NULL on exhaustion
      */
-    public MemorySegment allocate(long byteSize) {
+    @Override
+    MemorySegment allocate(long byteSize, boolean zeroed) {
         long address = CudaRuntime.allocate(kind.call, device, Math.max(byteSize, 1), flags, name);
         if (address == 0) {
             return MemorySegment.NULL;
         }
         live.add(address, byteSize);
-        return MemorySegment.ofAddress(address);
+        MemorySegment p = MemorySegment.ofAddress(address);
+        if (!zeroed || byteSize == 0) {
+            return p;
+        }
+        try {
+            if (hostTouches()) {
+                p.reinterpret(byteSize).fill((byte) 0);
+            } else {
+                CudaRuntime.zero(device, address, byteSize, name);
+            }
+        } catch (RuntimeException | Error e) {
+            release(p, byteSize);
+            throw e;
+        }
+        return p;
     }
 
     /**
@@ -110,66 +107,14 @@ public final class CudaAllocations {
         return kind == Kind.PINNED || (kind == Kind.MANAGED && flags == 2);
     }
 
-    /**
-     * Allocates a zeroed block: on the device for device and globally attached managed memory, by
-     * the host for pinned and host-attached managed memory.
-     *
-     * @param byteSize a valid size
-     * @return the block, or NULL on exhaustion
-     */
-    public MemorySegment allocateZeroed(long byteSize) {
-        MemorySegment p = allocate(byteSize);
-        if (p.address() == 0 || byteSize == 0) {
-            return p;
+    @Override
+    void copy(MemorySegment from, MemorySegment to, long byteSize) {
+        if (hostTouches()) {
+            MemorySegment.copy(from.reinterpret(byteSize), 0, to.reinterpret(byteSize), 0, byteSize);
+        } else {
+            CudaRuntime.copy(device, from.address(), CudaRuntime.Side.DEVICE, to.address(),
+                    CudaRuntime.Side.DEVICE, byteSize);
         }
-        try {
-            if (hostTouches()) {
-                p.reinterpret(byteSize).fill((byte) 0);
-            } else {
-                CudaRuntime.zero(device, p.address(), byteSize, name);
-            }
-        } catch (RuntimeException | Error e) {
-            release(p, byteSize);
-            throw e;
-        }
-        return p;
-    }
-
-    /**
-     * Reallocates by allocating, copying and freeing: a NULL result leaves the old block untouched.
-     *
-     * @param ptr         the block, or NULL
-     * @param oldByteSize its size
-     * @param newByteSize the new size
-     * @return the new block, or NULL on exhaustion
-     * @throws IllegalArgumentException if {@code ptr} is not a live block of that size
-     */
-    public MemorySegment reallocate(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        if (ptr.address() == 0) {
-            return allocate(newByteSize);
-        }
-        live.check(ptr.address(), oldByteSize, "realloc");
-        MemorySegment moved = allocate(newByteSize);
-        if (moved.address() == 0) {
-            return MemorySegment.NULL;
-        }
-        long keep = Math.min(oldByteSize, newByteSize);
-        try {
-            StreamRecords.global().await(ptr.address());
-            if (keep > 0) {
-                if (hostTouches()) {
-                    MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
-                } else {
-                    CudaRuntime.copy(device, ptr.address(), CudaRuntime.Side.DEVICE, moved.address(),
-                            CudaRuntime.Side.DEVICE, keep);
-                }
-            }
-        } catch (RuntimeException | Error e) {
-            release(moved, newByteSize);
-            throw e;
-        }
-        release(ptr, oldByteSize);
-        return moved;
     }
 
     /**
@@ -179,7 +124,8 @@ public final class CudaAllocations {
      * @param byteSize its size
      * @throws IllegalArgumentException if {@code ptr} is not a live block of that size
      */
-    public void release(MemorySegment ptr, long byteSize) {
+    @Override
+    void release(MemorySegment ptr, long byteSize) {
         long address = ptr.address();
         if (address == 0) {
             return;

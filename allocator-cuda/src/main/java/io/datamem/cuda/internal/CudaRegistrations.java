@@ -11,14 +11,12 @@ import java.lang.foreign.MemorySegment;
  * boundaries), so no two blocks share a page: CUDA registers whole pages, and a page registered
  * twice is an error. Internal.
  */
-public final class CudaRegistrations {
+public final class CudaRegistrations extends CudaBlocks {
 
     private final DataMemAllocator upstream;
     private final int device;
     private final int flags;
     private final long pageSize;
-    private final String name;
-    private final LiveBlocks live;
 
     /**
      * Registrations over an upstream.
@@ -30,12 +28,11 @@ public final class CudaRegistrations {
      * @param name     the handler name, for messages
      */
     public CudaRegistrations(DataMemAllocator upstream, int device, int flags, long pageSize, String name) {
+        super(name);
         this.upstream = upstream;
         this.device = device;
         this.flags = flags;
         this.pageSize = pageSize;
-        this.name = name;
-        this.live = new LiveBlocks(name);
     }
 
     /**
@@ -49,22 +46,14 @@ public final class CudaRegistrations {
     }
 
     /**
-     * The number of live blocks.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return live.count();
-    }
-
-    /**
      * Allocates from the upstream and registers.
      *
      * @param byteSize a valid size
      * @param zeroed   whether to ask the upstream for zeroed memory
      * @return the block, or NULL when the upstream or the registration ran out
      */
-    public MemorySegment allocate(long byteSize, boolean zeroed) {
+    @Override
+    MemorySegment allocate(long byteSize, boolean zeroed) {
         long rounded = upstreamByteSize(byteSize);
         MemorySegment p = zeroed ? upstream.calloc(1, rounded) : upstream.malloc(rounded);
         if (p.address() == 0) {
@@ -90,36 +79,9 @@ public final class CudaRegistrations {
         return p;
     }
 
-    /**
-     * Reallocates by allocating, copying on the host and freeing.
-     *
-     * @param ptr         the block, or NULL
-     * @param oldByteSize its size
-     * @param newByteSize the new size
-     * @return the new block, or NULL (the old one untouched)
-     * @throws IllegalArgumentException if {@code ptr} is not a live block of that size
-     */
-    public MemorySegment reallocate(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        if (ptr.address() == 0) {
-            return allocate(newByteSize, false);
-        }
-        live.check(ptr.address(), oldByteSize, "realloc");
-        MemorySegment moved = allocate(newByteSize, false);
-        if (moved.address() == 0) {
-            return MemorySegment.NULL;
-        }
-        long keep = Math.min(oldByteSize, newByteSize);
-        try {
-            StreamRecords.global().await(ptr.address());
-            if (keep > 0) {
-                MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
-            }
-        } catch (RuntimeException | Error e) {
-            release(moved, newByteSize);
-            throw e;
-        }
-        release(ptr, oldByteSize);
-        return moved;
+    @Override
+    void copy(MemorySegment from, MemorySegment to, long byteSize) {
+        MemorySegment.copy(from.reinterpret(byteSize), 0, to.reinterpret(byteSize), 0, byteSize);
     }
 
     /**
@@ -131,7 +93,8 @@ public final class CudaRegistrations {
      * @param byteSize its size
      * @throws IllegalArgumentException if {@code ptr} is not a live block of that size
      */
-    public void release(MemorySegment ptr, long byteSize) {
+    @Override
+    void release(MemorySegment ptr, long byteSize) {
         long address = ptr.address();
         if (address == 0) {
             return;

@@ -59,14 +59,8 @@ public final class LiveBlocks {
      * @throws IllegalArgumentException if the block is not live or its size differs (nothing changes)
      */
     public void remove(long address, long byteSize, String op) {
-        Long size = sizes.get(address);
-        if (size == null) {
-            throw notLive(address, byteSize, op);
-        }
-        if (size != byteSize) {
-            throw wrongSize(address, size, byteSize, op);
-        }
-        if (!sizes.remove(address, size)) {
+        check(address, byteSize, op);
+        if (!sizes.remove(address, byteSize)) {
             throw notLive(address, byteSize, op);   // another thread freed it first
         }
     }
