@@ -1,12 +1,10 @@
 package io.datamem.cuda;
 
-import io.datamem.DataMemAllocator;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaAllocations;
 import io.datamem.cuda.internal.CudaInterchange;
 
-import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -33,17 +31,13 @@ import java.util.Objects;
  * <p>Every call makes the allocator's device current on the calling thread and restores the
  * thread's device afterwards: allocate and free on any thread. Thread-safe.
  */
-public final class CudaDeviceAllocator implements DataMemAllocator {
+public final class CudaDeviceAllocator extends CudaAllocator {
 
     /** The alignment of every block: {@code cudaMalloc} returns 256-byte aligned memory. */
     public static final long BYTE_ALIGNMENT = 256;
 
-    private final CudaAllocations blocks;
-    private final MemoryTraits traits;
-
     private CudaDeviceAllocator(int device, String name) {
-        this.blocks = new CudaAllocations(CudaAllocations.Kind.DEVICE, device, 0, name);
-        this.traits = traits(device);
+        super(new CudaAllocations(CudaAllocations.Kind.DEVICE, device, 0, name), device, traits(device));
     }
 
     /**
@@ -85,53 +79,5 @@ public final class CudaDeviceAllocator implements DataMemAllocator {
     public static MemoryTraits traits(int device) {
         return CudaInterchange.traits(MemoryKind.DEVICE, device, BYTE_ALIGNMENT,
                 CudaInterchange.pageSize(MemoryKind.DEVICE));
-    }
-
-    /**
-     * The device ordinal.
-     *
-     * @return the ordinal
-     */
-    public int device() {
-        return blocks.device();
-    }
-
-    @Override
-    public MemorySegment malloc(long byteSize) {
-        return blocks.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return blocks.calloc(count, elementByteSize);
-    }
-
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        return blocks.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        blocks.free(ptr, byteSize);
-    }
-
-    @Override
-    public MemoryTraits traits() {
-        return traits;
-    }
-
-    /**
-     * The number of blocks allocated and not freed.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return blocks.liveBlocks();
-    }
-
-    @Override
-    public String toString() {
-        return "CudaDeviceAllocator[" + blocks.name() + "]";
     }
 }

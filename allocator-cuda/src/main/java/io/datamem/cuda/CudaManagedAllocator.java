@@ -1,12 +1,10 @@
 package io.datamem.cuda;
 
-import io.datamem.DataMemAllocator;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaAllocations;
 import io.datamem.cuda.internal.CudaInterchange;
 
-import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -27,7 +25,7 @@ import java.util.Objects;
  * makes the device current on the calling thread and restores the thread's device afterwards.
  * Thread-safe.
  */
-public final class CudaManagedAllocator implements DataMemAllocator {
+public final class CudaManagedAllocator extends CudaAllocator {
 
     /** The alignment of every block. */
     public static final long BYTE_ALIGNMENT = 256;
@@ -65,13 +63,10 @@ public final class CudaManagedAllocator implements DataMemAllocator {
     }
 
     private final Attach attach;
-    private final CudaAllocations blocks;
-    private final MemoryTraits traits;
 
     private CudaManagedAllocator(int device, Attach attach, String name) {
+        super(new CudaAllocations(CudaAllocations.Kind.MANAGED, device, attach.flag(), name), device, traits(device));
         this.attach = attach;
-        this.blocks = new CudaAllocations(CudaAllocations.Kind.MANAGED, device, attach.flag(), name);
-        this.traits = traits(device);
     }
 
     /**
@@ -130,59 +125,11 @@ public final class CudaManagedAllocator implements DataMemAllocator {
     }
 
     /**
-     * The device ordinal.
-     *
-     * @return the ordinal
-     */
-    public int device() {
-        return blocks.device();
-    }
-
-    /**
      * The attach mode of new blocks.
      *
      * @return the mode
      */
     public Attach attach() {
         return attach;
-    }
-
-    @Override
-    public MemorySegment malloc(long byteSize) {
-        return blocks.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return blocks.calloc(count, elementByteSize);
-    }
-
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        return blocks.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        blocks.free(ptr, byteSize);
-    }
-
-    @Override
-    public MemoryTraits traits() {
-        return traits;
-    }
-
-    /**
-     * The number of blocks allocated and not freed.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return blocks.liveBlocks();
-    }
-
-    @Override
-    public String toString() {
-        return "CudaManagedAllocator[" + blocks.name() + "]";
     }
 }

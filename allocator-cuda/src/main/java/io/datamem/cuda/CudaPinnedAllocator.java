@@ -1,12 +1,10 @@
 package io.datamem.cuda;
 
-import io.datamem.DataMemAllocator;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaAllocations;
 import io.datamem.cuda.internal.CudaInterchange;
 
-import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -33,7 +31,7 @@ import java.util.Objects;
  * block and its size first. Every call makes the device current on the calling thread and restores
  * the thread's device afterwards. Thread-safe.
  */
-public final class CudaPinnedAllocator implements DataMemAllocator {
+public final class CudaPinnedAllocator extends CudaAllocator {
 
     /** The alignment of every block. */
     public static final long BYTE_ALIGNMENT = 256;
@@ -46,13 +44,10 @@ public final class CudaPinnedAllocator implements DataMemAllocator {
     static final int WRITE_COMBINED = 4;
 
     private final Builder options;
-    private final CudaAllocations blocks;
-    private final MemoryTraits traits;
 
     private CudaPinnedAllocator(Builder b, String name) {
+        super(new CudaAllocations(CudaAllocations.Kind.PINNED, b.device, b.flags(), name), b.device, traits(b.device));
         this.options = b.copy();
-        this.blocks = new CudaAllocations(CudaAllocations.Kind.PINNED, b.device, b.flags(), name);
-        this.traits = traits(b.device);
     }
 
     /**
@@ -211,15 +206,6 @@ public final class CudaPinnedAllocator implements DataMemAllocator {
     }
 
     /**
-     * The device ordinal.
-     *
-     * @return the ordinal
-     */
-    public int device() {
-        return options.device;
-    }
-
-    /**
      * Whether blocks are pinned for every context.
      *
      * @return the portable option
@@ -244,44 +230,5 @@ public final class CudaPinnedAllocator implements DataMemAllocator {
      */
     public boolean writeCombined() {
         return options.writeCombined;
-    }
-
-    @Override
-    public MemorySegment malloc(long byteSize) {
-        return blocks.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return blocks.calloc(count, elementByteSize);
-    }
-
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        return blocks.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        blocks.free(ptr, byteSize);
-    }
-
-    @Override
-    public MemoryTraits traits() {
-        return traits;
-    }
-
-    /**
-     * The number of blocks allocated and not freed.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return blocks.liveBlocks();
-    }
-
-    @Override
-    public String toString() {
-        return "CudaPinnedAllocator[" + blocks.name() + "]";
     }
 }

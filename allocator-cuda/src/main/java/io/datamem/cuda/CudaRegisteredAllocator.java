@@ -34,7 +34,7 @@ import java.util.Objects;
  * returns NULL with nothing held; other CUDA errors throw {@link io.datamem.BackendException}.
  * Thread-safe if the upstream is.
  */
-public final class CudaRegisteredAllocator implements DataMemAllocator {
+public final class CudaRegisteredAllocator extends CudaAllocator {
 
     /** {@code cudaHostRegisterPortable}. */
     static final int PORTABLE = 1;
@@ -46,16 +46,16 @@ public final class CudaRegisteredAllocator implements DataMemAllocator {
     private final DataMemAllocator upstream;
     private final Builder options;
     private final CudaRegistrations blocks;
-    private final MemoryTraits traits;
-    private final String name;
 
     private CudaRegisteredAllocator(Builder b, String name) {
+        this(b, new CudaRegistrations(b.upstream, b.device, b.flags(), Libc.pageSize(), name));
+    }
+
+    private CudaRegisteredAllocator(Builder b, CudaRegistrations blocks) {
+        super(blocks, b.device, refine(b.upstream.traits(), b.device));
         this.upstream = b.upstream;
         this.options = b.copy();
-        this.name = name;
-        MemoryTraits u = upstream.traits();
-        this.blocks = new CudaRegistrations(upstream, b.device, b.flags(), Libc.pageSize(), name);
-        this.traits = refine(u, b.device);
+        this.blocks = blocks;
     }
 
     /**
@@ -222,15 +222,6 @@ public final class CudaRegisteredAllocator implements DataMemAllocator {
     }
 
     /**
-     * The device ordinal.
-     *
-     * @return the ordinal
-     */
-    public int device() {
-        return options.device;
-    }
-
-    /**
      * Whether blocks are registered for every context.
      *
      * @return the portable option
@@ -271,46 +262,7 @@ public final class CudaRegisteredAllocator implements DataMemAllocator {
     }
 
     @Override
-    public MemorySegment malloc(long byteSize) {
-        return blocks.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return blocks.calloc(count, elementByteSize);
-    }
-
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        return blocks.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        blocks.free(ptr, byteSize);
-    }
-
-    @Override
-    public MemoryTraits traits() {
-        return traits;
-    }
-
-    @Override
     public MemoryTraits traitsOf(MemorySegment ptr) {
         return refine(upstream.traitsOf(ptr), options.device);
-    }
-
-    /**
-     * The number of blocks allocated and not freed.
-     *
-     * @return the count
-     */
-    public int liveBlocks() {
-        return blocks.liveBlocks();
-    }
-
-    @Override
-    public String toString() {
-        return "CudaRegisteredAllocator[" + name + "]";
     }
 }
