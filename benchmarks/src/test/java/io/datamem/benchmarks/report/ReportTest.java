@@ -190,7 +190,24 @@ class ReportTest {
     void aBusyMachineIsSaid() {
         String md = render(run(Map.of()), "7.30, 5.02, 4.78", List.of()).markdown();
         assertTrue(md.contains("**This machine was busy with other work while the suite ran** (a load average of"
-                + " 7.30 on 2 cores"), md);
+                + " 7.30 on 2 cores when the suite started)"), md);
+    }
+
+    @Test
+    void theSuitesOwnLoadAtItsEndIsNotOtherWork() {
+        Instant start = Instant.parse("2026-11-22T01:00:00Z");
+        Report.Run quietStart = new Report.Run("quick", "benchmarks/run", start, start.plusSeconds(754),
+                "0.37, 1.15, 1.53", "1.22, 1.41, 1.52", 2, List.of());
+        String md = Report.render(List.of(), MACHINE, quietStart, dir.resolve("performance"), "performance").markdown();
+        assertFalse(md.contains("busy with other work"), md);
+        assertTrue(md.contains("| load average (1, 5, 15 min) | before: 0.37, 1.15, 1.53; after: 1.22, 1.41, 1.52 |"),
+                md);
+
+        Report.Run busyEnd = new Report.Run("quick", "benchmarks/run", start, start.plusSeconds(754),
+                "0.37, 1.15, 1.53", "2.60, 2.10, 1.90", 2, List.of());
+        md = Report.render(List.of(), MACHINE, busyEnd, dir.resolve("performance"), "performance").markdown();
+        assertTrue(md.contains("(a load average of 2.60 on 2 cores at its end, where the suite's own benchmark thread"
+                + " accounts for about 1)"), md);
     }
 
     @Test
