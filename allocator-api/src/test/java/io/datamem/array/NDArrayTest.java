@@ -5,6 +5,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -320,33 +321,8 @@ class NDArrayTest {
 
     @Test
     void deviceMemoryHasNoHostView() {
-        DataMemAllocator device = new DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return sample.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return sample.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                return sample.realloc(ptr, oldByteSize, newByteSize);
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                sample.free(ptr, byteSize);
-            }
-
-            @Override
-            public io.datamem.MemoryTraits traits() {
-                return new io.datamem.MemoryTraits(io.datamem.MemoryKind.DEVICE,
-                        new io.datamem.Device(io.datamem.DeviceType.CUDA, 0), false, 256, 4096);
-            }
-        };
+        DataMemAllocator device = new WithTraits(sample, new io.datamem.MemoryTraits(io.datamem.MemoryKind.DEVICE,
+                new io.datamem.Device(io.datamem.DeviceType.CUDA, 0), false, 256, 4096));
         DataMemHandler dev = DataMemHandler.of("fake-device", device);
         NDArray a = DataMem.callWith(dev, () -> NDArray.empty(DType.FLOAT32, 8));
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> a.getDouble(0));

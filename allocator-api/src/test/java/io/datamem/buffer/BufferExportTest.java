@@ -12,6 +12,7 @@ import io.datamem.array.Slice;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -319,32 +320,8 @@ class BufferExportTest {
 
     @Test
     void deviceMemoryWithoutABackendHookCannotBeDescribed() {
-        DataMemHandler bare = DataMemHandler.of("bare-device", new io.datamem.DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return counting.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return counting.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                return counting.realloc(ptr, oldByteSize, newByteSize);
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                counting.free(ptr, byteSize);
-            }
-
-            @Override
-            public MemoryTraits traits() {
-                return new MemoryTraits(MemoryKind.DEVICE, new Device(DeviceType.ROCM, 0), false, 16, 4096);
-            }
-        });
+        DataMemHandler bare = DataMemHandler.of("bare-device", new WithTraits(counting,
+                new MemoryTraits(MemoryKind.DEVICE, new Device(DeviceType.ROCM, 0), false, 16, 4096)));
         try (NDArray a = DataMem.callWith(bare, () -> NDArray.empty(DType.INT8, 4))) {
             BufferException e = assertThrows(BufferException.class,
                     () -> a.getBuffer(BufferFlags.STRIDED_RO | BufferFlags.DEVICE));

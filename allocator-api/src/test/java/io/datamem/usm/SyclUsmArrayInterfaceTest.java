@@ -16,6 +16,7 @@ import io.datamem.buffer.DeviceInfo;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -119,32 +120,8 @@ class SyclUsmArrayInterfaceTest {
         try (NDArray a = DataMem.callWith(cuda, () -> NDArray.empty(DType.INT8, 2))) {
             assertThrows(BufferException.class, () -> SyclUsmArrayInterface.of(a));
         }
-        DataMemHandler noHook = DataMemHandler.of("sycl-without-hook", new io.datamem.DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return counting.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return counting.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                return counting.realloc(ptr, oldByteSize, newByteSize);
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                counting.free(ptr, byteSize);
-            }
-
-            @Override
-            public MemoryTraits traits() {
-                return new MemoryTraits(MemoryKind.MANAGED, new Device(DeviceType.ONE_API, 0), true, 16, 4096);
-            }
-        });
+        DataMemHandler noHook = DataMemHandler.of("sycl-without-hook", new WithTraits(counting,
+                new MemoryTraits(MemoryKind.MANAGED, new Device(DeviceType.ONE_API, 0), true, 16, 4096)));
         try (NDArray a = DataMem.callWith(noHook, () -> NDArray.zeros(DType.INT8, 2))) {
             BufferException e = assertThrows(BufferException.class, () -> SyclUsmArrayInterface.of(a));
             assertTrue(e.getMessage().contains("syclobj"), e.getMessage());

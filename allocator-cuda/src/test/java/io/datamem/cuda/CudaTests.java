@@ -4,11 +4,11 @@ import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaDriver;
 import io.datamem.impl.AlignedAllocator;
+import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -58,37 +58,6 @@ public final class CudaTests {
      * exports and traits without a GPU. Nothing may copy it through CUDA.
      */
     public static DataMemAllocator hostBacked(MemoryTraits traits) {
-        DataMemAllocator host = new AlignedAllocator(traits.byteAlignment());
-        return new DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return host.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return host.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                return host.realloc(ptr, oldByteSize, newByteSize);
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                host.free(ptr, byteSize);
-            }
-
-            @Override
-            public MemoryTraits traits() {
-                return traits;
-            }
-
-            @Override
-            public String toString() {
-                return "host memory with " + traits.kind() + " traits on " + traits.device();
-            }
-        };
+        return new WithTraits(new AlignedAllocator(traits.byteAlignment()), traits);
     }
 }

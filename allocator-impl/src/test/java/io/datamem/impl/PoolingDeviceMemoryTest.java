@@ -10,6 +10,7 @@ import io.datamem.buffer.StandardDeviceInfo;
 import io.datamem.spi.DeviceInterchange;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
+import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -69,7 +70,7 @@ class PoolingDeviceMemoryTest {
 
     @Test
     void withoutADeviceCopyTheReallocIsRefusedAndNothingLeaks() {
-        DataMemAllocator noHook = new DeviceTraits(host, null);
+        DataMemAllocator noHook = deviceTraits(host, null);
         PoolingAllocator pool = new PoolingAllocator(noHook);
         MemorySegment p = pool.malloc(100);
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
@@ -77,7 +78,7 @@ class PoolingDeviceMemoryTest {
         assertTrue(e.getMessage().contains("no DeviceInterchange"), e.getMessage());
         pool.free(p, 100);
 
-        DataMemAllocator noCopy = new DeviceTraits(host, new NoCopyInterchange());
+        DataMemAllocator noCopy = deviceTraits(host, new NoCopyInterchange());
         PoolingAllocator pool2 = new PoolingAllocator(noCopy);
         MemorySegment q = pool2.malloc(100);
         PoolingAllocator.Statistics before = pool2.statistics();
@@ -93,31 +94,9 @@ class PoolingDeviceMemoryTest {
     }
 
     /** Host memory whose traits say CUDA device memory, with a given hook (or none). */
-    private record DeviceTraits(DataMemAllocator upstream, DeviceInterchange hook) implements DataMemAllocator {
-        @Override
-        public MemorySegment malloc(long byteSize) {
-            return upstream.malloc(byteSize);
-        }
-
-        @Override
-        public MemorySegment calloc(long count, long elementByteSize) {
-            return upstream.calloc(count, elementByteSize);
-        }
-
-        @Override
-        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            return upstream.realloc(ptr, oldByteSize, newByteSize);
-        }
-
-        @Override
-        public void free(MemorySegment ptr, long byteSize) {
-            upstream.free(ptr, byteSize);
-        }
-
-        @Override
-        public MemoryTraits traits() {
-            return new MemoryTraits(MemoryKind.DEVICE, new Device(DeviceType.CUDA, 0), false, 256, 4096, hook);
-        }
+    private static DataMemAllocator deviceTraits(DataMemAllocator upstream, DeviceInterchange hook) {
+        return new WithTraits(upstream,
+                new MemoryTraits(MemoryKind.DEVICE, new Device(DeviceType.CUDA, 0), false, 256, 4096, hook));
     }
 
     /** A hook that keeps the SPI's default: no device copy. */
