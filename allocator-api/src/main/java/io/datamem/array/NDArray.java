@@ -13,6 +13,7 @@ import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.internal.ArrayAccess;
+import io.datamem.internal.Strides;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
@@ -488,17 +489,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         if (size == 0) {
             return d.asSlice(offset, 0);
         }
-        long lo = 0;
-        long hi = 0;
-        for (int i = 0; i < shape.length; i++) {
-            long extent = strides[i] * (shape[i] - 1);
-            if (extent < 0) {
-                lo += extent;
-            } else {
-                hi += extent;
-            }
-        }
-        return d.asSlice(offset + lo, hi - lo + dtype.itemSize());
+        long lo = Strides.lowestByte(shape, strides);
+        return d.asSlice(offset + lo, Strides.highestByte(shape, strides) - lo + dtype.itemSize());
     }
 
     private MemorySegment hostData() {
@@ -1641,21 +1633,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             }
             return;
         }
-        long lo = byteOffset;
-        long hi = byteOffset;
-        for (int i = 0; i < shape.length; i++) {
-            long extent;
-            try {
-                extent = Math.multiplyExact(strides[i], shape[i] - 1);
-                if (extent < 0) {
-                    lo = Math.addExact(lo, extent);
-                } else {
-                    hi = Math.addExact(hi, extent);
-                }
-            } catch (ArithmeticException e) {
-                throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
-                        + Arrays.toString(shape) + " overflow a long");
-            }
+        long lo;
+        long hi;
+        try {
+            lo = Math.addExact(byteOffset, Strides.lowestByte(shape, strides));
+            hi = Math.addExact(byteOffset, Strides.highestByte(shape, strides));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
+                    + Arrays.toString(shape) + " overflow a long");
         }
         if (lo < 0 || hi > available - dtype.itemSize()) {
             throw new IllegalArgumentException("shape " + Arrays.toString(shape) + ", strides "

@@ -1,6 +1,7 @@
 package io.datamem.buffer;
 
 import io.datamem.array.NDArray;
+import io.datamem.internal.Strides;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -532,20 +533,13 @@ public final class BufferView implements AutoCloseable {
         if (shape == null || strides == null || ndim == 0) {
             return new long[] {0, len};
         }
-        long lo = 0;
-        long hi = 0;
         for (int i = 0; i < ndim; i++) {
             if (shape[i] == 0) {
                 return new long[] {0, 0};
             }
-            long extent = Math.multiplyExact(strides[i], shape[i] - 1);
-            if (extent < 0) {
-                lo = Math.addExact(lo, extent);
-            } else {
-                hi = Math.addExact(hi, extent);
-            }
         }
-        return new long[] {lo, Math.addExact(hi - lo, itemSize)};
+        long lo = Strides.lowestByte(shape, strides);
+        return new long[] {lo, Math.addExact(Strides.highestByte(shape, strides) - lo, itemSize)};
     }
 
     @Override

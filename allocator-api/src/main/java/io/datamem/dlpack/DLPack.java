@@ -17,6 +17,7 @@ import io.datamem.buffer.CustomDTypes;
 import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
+import io.datamem.internal.Strides;
 import io.datamem.spi.DeviceInterchange;
 import io.datamem.usm.UsmKind;
 
@@ -341,17 +342,8 @@ public final class DLPack {
             }
             long[] shape = array.shape();
             long[] strides = array.strides();
-            long lo = 0;
-            long hi = 0;
-            for (int i = 0; i < shape.length; i++) {
-                long extent = strides[i] * (shape[i] - 1);
-                if (extent < 0) {
-                    lo += extent;
-                } else {
-                    hi += extent;
-                }
-            }
-            long span = hi - lo + array.dtype().itemSize();
+            long lo = Strides.lowestByte(shape, strides);
+            long span = Strides.highestByte(shape, strides) - lo + array.dtype().itemSize();
             try (Arena staging = current.openArena()) {
                 MemorySegment stage = staging.allocate(span, Math.max(8, array.dtype().alignment()));
                 interchange.copyToHost(block, array.byteOffset() + lo, stage, span);
@@ -574,14 +566,12 @@ public final class DLPack {
         long lo = 0;
         long hi = 0;
         if (count > 0) {
-            for (int i = 0; i < ndim; i++) {
-                long extent = mulOrReject(byteStrides[i], shape[i] - 1, "strides " + Arrays.toString(byteStrides)
-                        + " with shape " + Arrays.toString(shape));
-                if (extent < 0) {
-                    lo = addOrReject(lo, extent, "strides");
-                } else {
-                    hi = addOrReject(hi, extent, "strides");
-                }
+            try {
+                lo = Strides.lowestByte(shape, byteStrides);
+                hi = Strides.highestByte(shape, byteStrides);
+            } catch (ArithmeticException e) {
+                throw reject("strides " + Arrays.toString(byteStrides) + " with shape " + Arrays.toString(shape)
+                        + " overflows a 64-bit byte count");
             }
         }
         long limit = DataMemAllocator.MAX_BYTE_SIZE;
@@ -653,14 +643,6 @@ public final class DLPack {
             return Math.multiplyExact(a, b);
         } catch (ArithmeticException e) {
             throw reject(what + " overflows a 64-bit byte count");
-        }
-    }
-
-    private static long addOrReject(long a, long b, String what) {
-        try {
-            return Math.addExact(a, b);
-        } catch (ArithmeticException e) {
-            throw reject(what + " overflow a 64-bit byte count");
         }
     }
 
