@@ -3,8 +3,6 @@ package io.datamem.cuda;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.PoolingAllocator;
-import io.datamem.testing.AllocatorConformanceTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -13,20 +11,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * The conformance suite on a GPU for {@code pool(cuda:pinned)}, built by name. Skipped without one.
  */
 @Tag("cuda")
-class CudaPooledPinnedConformanceTest extends AllocatorConformanceTest {
+class CudaPooledPinnedConformanceTest extends GpuConformance {
 
-    @BeforeEach
-    void gpu() {
-        CudaTests.assumeGpu();
+    CudaPooledPinnedConformanceTest() {
+        super("pool(cuda:pinned)", 2000);
     }
 
     @Override
     protected DataMemAllocator allocator() {
         return assertInstanceOf(PoolingAllocator.class, DataMem.createHandler(handlerName()).allocator());
-    }
-
-    @Override
-    protected String handlerName() {
-        return "pool(cuda:pinned)";
     }
 }
