@@ -79,6 +79,21 @@ public final class Checks {
     }
 
     /**
+     * Checks {@code calloc}'s arguments and gives the block's size.
+     *
+     * @param count           the number of elements
+     * @param elementByteSize the size of each
+     * @return {@code count * elementByteSize}, or -1 if it overflows or exceeds
+     *         {@link DataMemAllocator#MAX_BYTE_SIZE} (calloc then returns NULL, as C's does)
+     * @throws IllegalArgumentException if either argument is negative
+     */
+    public static long callocByteSize(long count, long elementByteSize) {
+        notNegative("count", count);
+        notNegative("elementByteSize", elementByteSize);
+        return productOrMinusOne(count, elementByteSize);
+    }
+
+    /**
      * Rounds up to a multiple of a power of two.
      *
      * @param value     not negative, at most {@link DataMemAllocator#MAX_BYTE_SIZE}

@@ -27,9 +27,7 @@ public final class LibcAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        if (Checks.productOrMinusOne(count, elementByteSize) < 0) {
+        if (Checks.callocByteSize(count, elementByteSize) < 0) {
             return MemorySegment.NULL;
         }
         return Libc.calloc(count, elementByteSize);

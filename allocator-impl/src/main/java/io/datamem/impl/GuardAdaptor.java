@@ -249,9 +249,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long byteSize = Checks.productOrMinusOne(count, elementByteSize);
+        long byteSize = Checks.callocByteSize(count, elementByteSize);
         return byteSize < 0 ? MemorySegment.NULL : allocate(byteSize, true);
     }
 

@@ -487,9 +487,7 @@ public final class HugePageAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long size = Checks.productOrMinusOne(count, elementByteSize);
+        long size = Checks.callocByteSize(count, elementByteSize);
         if (size < 0) {
             return MemorySegment.NULL;
         }

@@ -104,9 +104,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long byteSize = Checks.productOrMinusOne(count, elementByteSize);
+        long byteSize = Checks.callocByteSize(count, elementByteSize);
         if (byteSize < 0) {
             return upstream.calloc(count, elementByteSize); // NULL: the product overflows
         }

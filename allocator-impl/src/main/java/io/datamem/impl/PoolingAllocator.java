@@ -313,9 +313,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long size = Checks.productOrMinusOne(count, elementByteSize);
+        long size = Checks.callocByteSize(count, elementByteSize);
         if (size < 0) {
             return MemorySegment.NULL;
         }

@@ -324,10 +324,8 @@ public final class SyclUsmAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
+        long byteSize = Checks.callocByteSize(count, elementByteSize);
         queue.checkOpen();
-        long byteSize = Checks.productOrMinusOne(count, elementByteSize);
         if (byteSize < 0) {
             return MemorySegment.NULL;
         }

@@ -62,9 +62,7 @@ public abstract sealed class CudaBlocks permits CudaAllocations, CudaRegistratio
      * @throws IllegalArgumentException if either argument is negative
      */
     public final MemorySegment calloc(long count, long elementByteSize) {
-        Checks.notNegative("count", count);
-        Checks.notNegative("elementByteSize", elementByteSize);
-        long size = Checks.productOrMinusOne(count, elementByteSize);
+        long size = Checks.callocByteSize(count, elementByteSize);
         return size < 0 ? MemorySegment.NULL : allocate(size, true);
     }
 
