@@ -6,8 +6,18 @@
 # Idempotent and cached: when the cache already holds a complete install, it only checks the
 # runtime packages and prints the OCL_ICD_VENDORS value (a few seconds).
 #
-# Usage: .ci/install-pocl.sh [--print-env]
-#   --print-env   print only `export OCL_ICD_VENDORS=...` on standard output (for eval)
+# Portable on every x86-64 host: the build never asks which CPU it runs on. PoCL's configure would
+# read the host CPU's name from `llc --version` and stop where LLVM 15 does not know the CPU ("Host
+# CPU: (unknown)", as on CPUs newer than LLVM 15); we name the CPU it compiles for ourselves
+# (x86-64, the baseline) and build the "distro" kernel library: one variant per instruction-set
+# level (sse2 ... avx512), of which the runtime picks, from the CPU's feature flags rather than its
+# model name, the best one the host supports. The cache-line size is fixed too (64 bytes).
+#
+# Usage: .ci/install-pocl.sh [--print-env | --unknown-host-cpu]
+#   --print-env         print only `export OCL_ICD_VENDORS=...` on standard output (for eval)
+#   --unknown-host-cpu  build as on a CPU that LLVM 15 cannot name: PoCL's configure runs with an
+#                       llc whose `--version` reports "Host CPU: (unknown)" (proves the build
+#                       does not depend on the host's CPU model; the result is the same install)
 # Environment:
 #   DATAMEM_POCL_PREFIX  install directory (default: $HOME/.cache/datamem/pocl-6.0; the Maven
 #                        build looks there to point the SYCL tests at it)
@@ -20,11 +30,19 @@ version_prefix=6.0
 # datamem's fixes on top of Debian's source package (.ci/pocl-*.patch); raising the revision
 # rebuilds cached installs.
 patch_revision=1
+# How PoCL is configured; raising it rebuilds cached installs too (2: portable CPU target).
+build_revision=2
 here=$(cd "$(dirname "$0")" && pwd)
 stamp=$prefix/.datamem-install-complete
 vendors=$prefix/etc/OpenCL/vendors
 print_env=false
-[ "${1:-}" = "--print-env" ] && print_env=true
+unknown_host_cpu=false
+case "${1:-}" in
+  --print-env) print_env=true ;;
+  --unknown-host-cpu) unknown_host_cpu=true ;;
+  "") ;;
+  *) echo "usage: $0 [--print-env | --unknown-host-cpu]" >&2; exit 2 ;;
+esac
 
 log() { echo "install-pocl: $*" >&2; }
 
@@ -51,12 +69,13 @@ done_message() {
   if $print_env; then
     echo "export OCL_ICD_VENDORS=$vendors"
   else
-    log "PoCL $(head -n 1 "$stamp") (datamem patches $patch_revision) ready in $prefix"
+    log "PoCL $(head -n 1 "$stamp") (datamem patches $patch_revision, build $build_revision) ready in $prefix"
     log "select it with: export OCL_ICD_VENDORS=$vendors"
   fi
 }
 
-if [ -f "$stamp" ] && grep -qx "patches $patch_revision" "$stamp" && [ -f "$vendors/pocl.icd" ]; then
+if ! $unknown_host_cpu && [ -f "$stamp" ] && grep -qx "patches $patch_revision" "$stamp" \
+    && grep -qx "build $build_revision" "$stamp" && [ -f "$vendors/pocl.icd" ]; then
   done_message
   exit 0
 fi
@@ -114,12 +133,30 @@ build=$build_root/build
 mkdir -p "$build"
 cd "$build" # PoCL's configure checks write scratch files into the working directory
 # Debian's patches leave position-independent code to its hardening flags: ask for it directly.
+# LLC_HOST_CPU_AUTO preset: PoCL skips asking llc for the host CPU (see the top of this file).
+cpu_args=(-DLLC_HOST_CPU_AUTO=x86-64 -DKERNELLIB_HOST_CPU_VARIANTS=distro -DHOST_CPU_CACHELINE_SIZE=64)
+if $unknown_host_cpu; then
+  masked_llc=$build_root/llc-unknown-host-cpu
+  cat >"$masked_llc" <<'EOF2'
+#!/usr/bin/env bash
+# llc-15, except that `--version` says LLVM does not know the host CPU (as on CPUs newer than LLVM 15).
+if [ "$#" -eq 1 ] && [ "$1" = "--version" ]; then
+  /usr/lib/llvm-15/bin/llc --version | sed 's/Host CPU: .*/Host CPU: (unknown)/'
+else
+  exec /usr/lib/llvm-15/bin/llc "$@"
+fi
+EOF2
+  chmod +x "$masked_llc"
+  log "configuring with an llc that reports the host CPU as unknown: $("$masked_llc" --version | grep 'Host CPU')"
+  cpu_args+=(-DLLVM_LLC="$masked_llc")
+fi
+rm -f "$build/CMakeCache.txt"
 cmake -S "$src" -B "$build" -G "Unix Makefiles" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" \
   -DWITH_LLVM_CONFIG=/usr/bin/llvm-config-15 \
   -DENABLE_ICD=ON -DENABLE_LEVEL0=OFF -DENABLE_SPIRV=OFF -DENABLE_TESTS=OFF \
-  -DENABLE_EXAMPLES=OFF -DKERNELLIB_HOST_CPU_VARIANTS=distro -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  -DENABLE_EXAMPLES=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON "${cpu_args[@]}" \
   >"$build_root/cmake.log" 2>&1 || { tail -n 50 "$build_root/cmake.log" >&2; exit 1; }
 nice make -C "$build" -j "$jobs" >"$build_root/make.log" 2>&1 \
   || { tail -n 80 "$build_root/make.log" >&2; log "build failed; run again to resume ($build_root)"; exit 1; }
@@ -136,7 +173,7 @@ fi
 mkdir -p "$vendors"
 rm -f "$vendors"/*.icd
 echo "$library" >"$vendors/pocl.icd"
-printf '%s\npatches %s\n' "$version" "$patch_revision" >"$stamp"
+printf '%s\npatches %s\nbuild %s\n' "$version" "$patch_revision" "$build_revision" >"$stamp"
 cd /
 rm -rf "$build_root"
 log "built and installed in $(($(date +%s) - start)) s"
