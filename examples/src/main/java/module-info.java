@@ -3,6 +3,11 @@
  */
 module io.datamem.examples {
     requires io.datamem.impl;
+    // io.datamem.impl needs these only for NUMA and JFR (requires static); the command line uses both
+    requires org.lwjgl.hwloc;
+    requires org.lwjgl.hwloc.natives;
+    requires org.lwjgl.natives;
+    requires jdk.jfr;
     requires io.datamem.cuda;
     requires io.datamem.sycl;
     requires info.picocli;

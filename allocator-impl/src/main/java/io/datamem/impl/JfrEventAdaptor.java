@@ -1,6 +1,7 @@
 package io.datamem.impl;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.OptionalModules;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -28,11 +29,15 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
      *
      * @param upstream    the allocator whose operations become events
      * @param handlerName the name the events carry
-     * @throws NullPointerException if an argument is null
+     * @throws NullPointerException  if an argument is null
+     * @throws IllegalStateException if the {@code jdk.jfr} module cannot be used here (absent from a
+     *                               {@code jlink} image, or not resolved on the module path: run with
+     *                               {@code --add-modules jdk.jfr})
      */
     public JfrEventAdaptor(DataMemAllocator upstream, String handlerName) {
         this.upstream = Objects.requireNonNull(upstream, "upstream");
         this.handlerName = Objects.requireNonNull(handlerName, "handlerName");
+        OptionalModules.JFR.require("the JFR adaptor");
     }
 
     @Override

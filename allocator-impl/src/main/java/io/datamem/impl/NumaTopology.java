@@ -1,5 +1,7 @@
 package io.datamem.impl;
 
+import io.datamem.impl.internal.OptionalModules;
+
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;
@@ -165,10 +167,12 @@ public final class NumaTopology {
      * process.
      *
      * @return the topology
-     * @throws IllegalStateException if hwloc cannot be loaded here (the message says why: a missing
-     *                               native library for this platform, native access not enabled)
+     * @throws IllegalStateException if hwloc cannot be loaded here (the message says why: LWJGL's
+     *                               hwloc modules not resolved on the module path, a missing native
+     *                               library for this platform, native access not enabled)
      */
     public static NumaTopology current() {
+        OptionalModules.HWLOC.require("NUMA topology");
         return Hwloc.system();
     }
 
@@ -186,6 +190,7 @@ public final class NumaTopology {
      */
     public static NumaTopology synthetic(String description) {
         Objects.requireNonNull(description, "description");
+        OptionalModules.HWLOC.require("NUMA topology");
         return Hwloc.load(description, null);
     }
 
@@ -201,6 +206,7 @@ public final class NumaTopology {
      */
     public static NumaTopology fromXml(String xml) {
         Objects.requireNonNull(xml, "xml");
+        OptionalModules.HWLOC.require("NUMA topology");
         return Hwloc.load(null, xml);
     }
 

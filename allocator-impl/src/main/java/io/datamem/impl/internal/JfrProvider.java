@@ -16,9 +16,7 @@ public final class JfrProvider extends AdaptorProvider {
 
     @Override
     public Availability availability() {
-        return ModuleLayer.boot().findModule("jdk.jfr").isPresent()
-                ? Availability.AVAILABLE
-                : Availability.unavailable("this Java runtime has no jdk.jfr module (a jlink image without it?)");
+        return OptionalModules.JFR.missing().map(Availability::unavailable).orElse(Availability.AVAILABLE);
     }
 
     @Override

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Provides {@code numa:local}, {@code numa:bind=N}, {@code numa:interleave=N,M},
@@ -59,6 +60,10 @@ public final class NumaProvider implements DataMemProvider {
     public Availability availability() {
         if (!LinuxMemory.supported()) {
             return Availability.unavailable("NUMA binding needs Linux; this is " + System.getProperty("os.name"));
+        }
+        Optional<String> hwloc = OptionalModules.HWLOC.missing();
+        if (hwloc.isPresent()) {
+            return Availability.unavailable("NUMA binding needs hwloc through LWJGL: " + hwloc.get());
         }
         String arch = switch (System.getProperty("os.arch", "")) {
             case "amd64", "x86_64" -> "x64";
