@@ -10,6 +10,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * Which handler allocates: NEP 49's {@code PyDataMem_GetHandler}/{@code PyDataMem_SetHandler}
@@ -22,9 +27,23 @@ import java.util.concurrent.Executor;
  * environment variable {@code DATAMEM_HANDLER} (the property wins), else {@link #builtinDefault()};
  * {@link #setDefaultHandler} replaces it.
  *
- * <p>A scoped binding is visible to the code inside the block on the binding thread only. A thread
- * started inside the block, a task handed to an executor and a virtual thread do not see it; wrap
- * them with {@link #propagate(Runnable)} or {@link #propagating(Executor)} to carry it along.
+ * <p>A scoped binding is seen by the thread that bound it and by what that thread hands it to
+ * explicitly. A thread started inside the block, a task handed to an executor, a virtual thread and
+ * the worker threads of a parallel stream (the common {@link ForkJoinPool}) do not see it: arrays
+ * they create come from the process default. Hand the binding over with
+ * {@link #propagate(Runnable)}, {@link #propagateCall(Callable)} or {@link #propagating(Executor)}
+ * (one task at a time), with threads that run bound ({@link #threadFactory},
+ * {@link #newVirtualThreadPerTaskExecutor}), or, for parallel streams and fork/join code, with a
+ * pool whose workers run bound ({@link #newForkJoinPool}):
+ *
+ * <pre>{@code
+ * try (ForkJoinPool pool = DataMem.newForkJoinPool(aligned64, 8)) {
+ *     List<NDArray> out = pool.submit(() -> inputs.parallelStream().map(f).toList()).join();
+ * }
+ * }</pre>
+ *
+ * <p>{@link io.datamem.array.Parallel} runs loops over index ranges and rows in parallel with the
+ * caller's binding.
  *
  * <p>All methods are thread-safe.
  */
@@ -223,6 +242,94 @@ public final class DataMem {
     public static Executor propagating(Executor executor) {
         Objects.requireNonNull(executor, "executor");
         return task -> executor.execute(propagate(task));
+    }
+
+    /**
+     * A thread factory whose threads run with a handler bound: every array created on them, by
+     * the task they were made for and by anything it calls, comes from {@code handler} unless an
+     * inner {@link #callWith}/{@link #runWith} binds another. For executors that make their own
+     * threads: {@code Executors.newFixedThreadPool(n, DataMem.threadFactory(h,
+     * Executors.defaultThreadFactory()))}, or virtual threads with
+     * {@code Thread.ofVirtual().factory()}.
+     *
+     * @param handler the handler the threads run with
+     * @param base    the factory that makes the threads (their kind, name, daemon status)
+     * @return the binding factory; it returns null where {@code base} does (it refuses a thread)
+     * @throws NullPointerException if {@code handler} or {@code base} is null
+     */
+    public static ThreadFactory threadFactory(DataMemHandler handler, ThreadFactory base) {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(base, "base");
+        return task -> base.newThread(() -> ScopedValue.where(CURRENT, handler).run(task));
+    }
+
+    /**
+     * An executor that runs each task on a new virtual thread with a handler bound, as
+     * {@link Executors#newVirtualThreadPerTaskExecutor()} does without one. Close it (it is
+     * {@link AutoCloseable}) to wait for the tasks.
+     *
+     * @param handler the handler the tasks run with
+     * @return a new executor
+     * @throws NullPointerException if {@code handler} is null
+     */
+    public static ExecutorService newVirtualThreadPerTaskExecutor(DataMemHandler handler) {
+        return Executors.newThreadPerTaskExecutor(threadFactory(handler, Thread.ofVirtual().factory()));
+    }
+
+    /**
+     * A factory of fork/join worker threads that run with a handler bound, for building a
+     * {@link ForkJoinPool} configured otherwise as you need. Each thread binds the handler around
+     * its whole life ({@link ForkJoinWorkerThread#run()}), so every task it runs, the tasks of a
+     * parallel stream started in the pool among them, creates its arrays through {@code handler}.
+     *
+     * @param handler the handler the workers run with
+     * @return the factory
+     * @throws NullPointerException if {@code handler} is null
+     * @see #newForkJoinPool(DataMemHandler, int)
+     */
+    public static ForkJoinPool.ForkJoinWorkerThreadFactory forkJoinWorkerThreadFactory(DataMemHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        return pool -> new BoundWorkerThread(pool, handler);
+    }
+
+    /**
+     * A fork/join pool whose worker threads run with a handler bound. A parallel stream started by
+     * a task of this pool runs in this pool, so each of its arrays comes from {@code handler}:
+     *
+     * <pre>{@code
+     * try (ForkJoinPool pool = DataMem.newForkJoinPool(DataMem.current(), 8)) {
+     *     List<NDArray> out = pool.submit(() -> inputs.parallelStream().map(f).toList()).join();
+     * }
+     * }</pre>
+     *
+     * <p>A parallel stream started on any other thread runs on the common pool, whose workers see
+     * only the process default. Threads the pool adds to compensate for blocked workers are bound
+     * too. Close the pool when done, or keep one per handler for the life of the program.
+     *
+     * @param handler     the handler the workers run with
+     * @param parallelism the target number of worker threads
+     * @return a new pool (asynchronous mode off, no uncaught-exception handler)
+     * @throws NullPointerException     if {@code handler} is null
+     * @throws IllegalArgumentException if {@code parallelism} is not positive or above the pool's
+     *                                  limit (32767)
+     */
+    public static ForkJoinPool newForkJoinPool(DataMemHandler handler, int parallelism) {
+        return new ForkJoinPool(parallelism, forkJoinWorkerThreadFactory(handler), null, false);
+    }
+
+    /** A fork/join worker that binds a handler around its whole run. */
+    private static final class BoundWorkerThread extends ForkJoinWorkerThread {
+        private final DataMemHandler handler;
+
+        BoundWorkerThread(ForkJoinPool pool, DataMemHandler handler) {
+            super(pool);
+            this.handler = handler;
+        }
+
+        @Override
+        public void run() {
+            ScopedValue.where(CURRENT, handler).run(super::run);
+        }
     }
 
     /**

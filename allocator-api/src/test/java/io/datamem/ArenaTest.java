@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Handlers as {@link Arena}s: FFM APIs allocate through datamem. */
 class ArenaTest {
@@ -61,12 +62,41 @@ class ArenaTest {
         });
         t.join();
         assertInstanceOf(WrongThreadException.class, seen.get());
-        assertEquals(0, counting.liveBlocks(), "the refused allocation was given back");
+        assertTrue(seen.get().getMessage().contains("'arena-test'"), seen.get().getMessage());
+        assertEquals(0, counting.allocations(), "refused before the allocator was called");
         assertThrows(IllegalArgumentException.class, () -> arena.allocate(-1));
         assertThrows(IllegalArgumentException.class, () -> arena.allocate(8, 3));
+        assertThrows(IllegalArgumentException.class, () -> arena.allocate(8, 0));
         arena.close();
-        assertThrows(IllegalStateException.class, () -> arena.allocate(8));
+        IllegalStateException closed = assertThrows(IllegalStateException.class, () -> arena.allocate(8));
+        assertTrue(closed.getMessage().contains("'arena-test'"), closed.getMessage());
         assertThrows(IllegalStateException.class, arena::close);
+        assertEquals(0, counting.allocations(), "no failure path reached the allocator");
+    }
+
+    @Test
+    void exhaustionIsTheJdkArenasOutOfMemoryErrorNamingTheHandlerAndTheBytes() {
+        HandlerSegmentAllocatorTest.Exhausted exhausted = new HandlerSegmentAllocatorTest.Exhausted();
+        DataMemHandler none = DataMemHandler.of("exhausted-arena", exhausted);
+        for (Arena arena : new Arena[] {none.openArena(), none.openSharedArena()}) {
+            try (arena) {
+                OutOfMemoryError e = assertThrows(OutOfMemoryError.class, () -> arena.allocate(4096));
+                assertTrue(e.getMessage().contains("'exhausted-arena'") && e.getMessage().contains("4096 bytes"),
+                        e.getMessage());
+                OutOfNativeMemoryException cause = assertInstanceOf(OutOfNativeMemoryException.class, e.getCause());
+                assertEquals(4096, cause.byteSize());
+                OutOfMemoryError padded = assertThrows(OutOfMemoryError.class, () -> arena.allocate(100, 1 << 12));
+                assertEquals(100 + (1 << 12) - 1, ((AllocationException) padded.getCause()).byteSize(),
+                        "the cause names the padded request the allocator saw");
+                assertEquals(1 << 12, ((AllocationException) padded.getCause()).byteAlignment());
+            }
+        }
+        assertEquals(4, exhausted.calls);
+        try (Arena arena = h.openArena()) {
+            OutOfMemoryError huge = assertThrows(OutOfMemoryError.class, () -> arena.allocate(Long.MAX_VALUE));
+            assertTrue(huge.getMessage().contains("'arena-test'"), huge.getMessage());
+            assertEquals(0, counting.allocations(), "a size past the address space never reaches the allocator");
+        }
     }
 
     @Test

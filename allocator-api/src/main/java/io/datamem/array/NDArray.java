@@ -52,6 +52,12 @@ import java.util.function.LongConsumer;
  * {@link io.datamem.buffer}); while a {@link BufferView} is held the owner cannot be closed or
  * resized.
  *
+ * <p>Which handler allocated each new array can be logged: set the {@link System.Logger}
+ * {@code io.datamem.array.handler} to {@code DEBUG} ({@code java.util.logging}'s {@code FINE})
+ * before the first array is created, and each creation through {@link #empty}, {@link #zeros} and
+ * the copying methods is logged with the handler's name, the thread, and whether the handler came
+ * from a scoped binding or the process default. Off (the default), the check costs nothing.
+ *
  * <p>Thread safety: element access from several threads is safe (the memory is shared, races on the
  * same element are the caller's). {@code close} and {@code resize} may be called from any thread; a
  * concurrent access then either completes or throws {@link IllegalStateException}.
@@ -156,12 +162,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         if (block.address() == 0) {
             throw AllocationRefusal.failure(handler, byteSize, zeroed ? "calloc" : "malloc");
         }
+        NDArray array;
         try {
-            return adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
+            array = adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
         }
+        if (HandlerTrace.ENABLED) {
+            HandlerTrace.created(handler, dtype, s);
+        }
+        return array;
     }
 
     /**

@@ -1,6 +1,7 @@
 /**
  * Arrays over handler-allocated native memory: {@link io.datamem.array.NDArray} and its element
- * types, {@link io.datamem.array.DType}.
+ * types, {@link io.datamem.array.DType}; {@link io.datamem.array.Parallel}, parallel loops that keep
+ * the caller's handler.
  *
  * <p>Every owning array captures {@link io.datamem.DataMem#current()} at creation and frees
  * through it. Memory is exposed only as bounds- and lifetime-checked

@@ -1,5 +1,6 @@
 package io.datamem.dlpack;
 
+import io.datamem.AllocationException;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
@@ -345,7 +346,16 @@ public final class DLPack {
             long lo = Strides.lowestByte(shape, strides);
             long span = Strides.highestByte(shape, strides) - lo + array.dtype().itemSize();
             try (Arena staging = current.openArena()) {
-                MemorySegment stage = staging.allocate(span, Math.max(8, array.dtype().alignment()));
+                MemorySegment stage;
+                try {
+                    stage = staging.allocate(span, Math.max(8, array.dtype().alignment()));
+                } catch (OutOfMemoryError e) {
+                    // An arena reports exhaustion as the JDK's do; this method reports it as arrays do.
+                    if (e.getCause() instanceof AllocationException cause) {
+                        throw cause;
+                    }
+                    throw e;
+                }
                 interchange.copyToHost(block, array.byteOffset() + lo, stage, span);
                 out.copyFrom(NDArray.wrap(stage, array.dtype(), shape, strides, -lo));
             }

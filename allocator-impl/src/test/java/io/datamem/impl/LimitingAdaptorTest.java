@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,9 +68,16 @@ class LimitingAdaptorTest {
     void arenasSurfaceTheLimitToo() {
         try (Arena arena = capped.openArena()) {
             arena.allocate(60000);
-            LimitExceededException e = assertThrows(LimitExceededException.class, () -> arena.allocate(8000));
+            // An arena fails as the JDK's do, with an OutOfMemoryError; its cause says a limit refused.
+            OutOfMemoryError oom = assertThrows(OutOfMemoryError.class, () -> arena.allocate(8000));
+            assertTrue(oom.getMessage().contains(capped.name()) && oom.getMessage().contains("8000 bytes"),
+                    oom.getMessage());
+            LimitExceededException e = assertInstanceOf(LimitExceededException.class, oom.getCause());
             assertEquals(65536, e.limitBytes());
             assertEquals(60000, e.inUseBytes());
+            // The handler as a SegmentAllocator reports the limit the same way.
+            OutOfMemoryError direct = assertThrows(OutOfMemoryError.class, () -> capped.allocate(8000));
+            assertInstanceOf(LimitExceededException.class, direct.getCause());
         }
         assertEquals(0, limit.inUseBytes());
     }
