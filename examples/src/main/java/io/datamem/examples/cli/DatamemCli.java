@@ -3,6 +3,10 @@ package io.datamem.examples.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+
 /**
  * The {@code datamem} command line: {@code datamem demo}, {@code datamem info}, {@code datamem replay},
  * {@code datamem metrics}.
@@ -60,13 +64,38 @@ public final class DatamemCli implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
-    /** The version, from the jar manifest when there is one. */
+    /**
+     * The version of the build ({@code version.properties}, written by Maven resource filtering)
+     * and of the Java runtime.
+     */
     static final class Version implements CommandLine.IVersionProvider {
+
+        /**
+         * The version lines.
+         *
+         * @return {@code datamem VERSION} and {@code Java VERSION}
+         * @throws IOException           if {@code version.properties} cannot be read
+         * @throws IllegalStateException if it is missing or was not filtered by the build
+         */
         @Override
-        public String[] getVersion() {
-            String v = DatamemCli.class.getPackage().getImplementationVersion();
-            return new String[] {"datamem " + (v == null ? "(development build)" : v), "Java "
-                    + Runtime.version()};
+        public String[] getVersion() throws IOException {
+            return new String[] {"datamem " + version(), "Java " + Runtime.version()};
+        }
+
+        /** The Maven project version this build was made from. */
+        static String version() throws IOException {
+            Properties p = new Properties();
+            try (InputStream in = DatamemCli.class.getResourceAsStream("version.properties")) {
+                if (in == null) {
+                    throw new IllegalStateException("version.properties is missing from the build");
+                }
+                p.load(in);
+            }
+            String v = p.getProperty("version", "");
+            if (v.isBlank() || v.contains("${")) {
+                throw new IllegalStateException("version.properties was not filtered by the build: '" + v + "'");
+            }
+            return v;
         }
     }
 }
