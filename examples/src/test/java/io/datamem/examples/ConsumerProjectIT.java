@@ -38,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ConsumerProjectIT {
 
     private static final Path ROOT = Path.of(System.getProperty("datamem.repo.root"));
-    private static final String VERSION = System.getProperty("datamem.version");
+    private static final String VERSION = System.getProperty("datamem.project.version");
     private static final Path LOCAL_REPO = Path.of(System.getProperty("datamem.local.repo"));
     private static final Path JDK = Path.of(System.getProperty("java.home"));
 

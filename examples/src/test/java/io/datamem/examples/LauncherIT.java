@@ -1,6 +1,7 @@
 package io.datamem.examples;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The packaged command line, end to end: the {@code ./datamem} launcher (class path), the module
- * path, and the process default chosen by property and environment variable.
+ * path, the process default chosen by property and environment variable, the version and the
+ * launcher's exit statuses.
  */
 class LauncherIT {
 
@@ -78,10 +80,32 @@ class LauncherIT {
         assertTrue(env.out().contains("default:       aligned64 (from DATAMEM_HANDLER)"), env.out());
         Result bad = run(Map.of("DATAMEM_HANDLER", "no_such_allocator"), ROOT.resolve("datamem").toString(), "demo",
                 "--elements", "10");
-        assertTrue(bad.exit() != 0, bad.out());
+        assertEquals(1, bad.exit(), "a failure at run time, not a usage error: " + bad.out());
         assertTrue(bad.out().contains("DATAMEM_HANDLER='no_such_allocator' cannot be used: unknown handler name"),
                 bad.out());
         assertTrue(bad.out().contains("Available: default_allocator"), bad.out());
+    }
+
+    @Test
+    void theLauncherPrintsTheVersionAndExits2WithoutASubcommand() throws Exception {
+        Result version = run(Map.of(), ROOT.resolve("datamem").toString(), "--version");
+        assertEquals(0, version.exit(), version.out());
+        assertTrue(version.out().startsWith("datamem " + System.getProperty("datamem.project.version") + "\nJava "),
+                "the version in the jar: " + version.out());
+        Result none = run(Map.of(), ROOT.resolve("datamem").toString());
+        assertEquals(2, none.exit(), none.out());
+        assertTrue(none.out().startsWith("datamem: Missing required subcommand\nUsage: datamem "), none.out());
+    }
+
+    @Test
+    void aLauncherWithoutABuiltCommandLineSaysHowToBuildItAndExits1(@TempDir Path copy) throws Exception {
+        Files.createDirectories(copy.resolve("scripts"));
+        Path launcher = Files.copy(ROOT.resolve("datamem"), copy.resolve("datamem"));
+        Files.copy(ROOT.resolve("scripts/find-jdk.sh"), copy.resolve("scripts/find-jdk.sh"));
+        Result r = run(Map.of(), "sh", launcher.toString(), "demo");
+        assertEquals(1, r.exit(), r.out());
+        assertEquals("datamem: " + copy.resolve("examples/target/datamem-examples.jar")
+                + " is missing; build it first with: ./mvnw -q -DskipTests package\n", r.out());
     }
 
     private static String[] concat(List<String> head, String... tail) {

@@ -9,7 +9,9 @@ import io.datamem.impl.StatisticsAdaptor;
 import io.datamem.impl.SystemAllocator;
 import io.datamem.internal.Checks;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -27,16 +29,42 @@ import java.util.concurrent.Callable;
                 + " which handler owns each array, its alignment, and the bytes allocated and freed per handler.")
 public final class DemoCommand implements Callable<Integer> {
 
-    @Option(names = "--elements", defaultValue = "1000000", description = "Elements per vector (default: ${DEFAULT-VALUE}).")
+    @Spec
+    CommandSpec spec;
+
     long elements;
 
     /** Creates the command (picocli instantiates it). */
     public DemoCommand() {
     }
 
+    /**
+     * Sets the number of elements per vector ({@code --elements}).
+     *
+     * @param elements the number of elements, at least 1
+     * @throws picocli.CommandLine.ParameterException if {@code elements} is less than 1 (a usage error)
+     */
+    @Option(names = "--elements", paramLabel = "N", defaultValue = "1000000",
+            description = "Elements per vector, at least 1 (default: ${DEFAULT-VALUE}).")
+    void elements(long elements) {
+        if (elements < 1) {
+            throw UsageErrors.invalid(spec, "--elements", elements, ">= 1");
+        }
+        this.elements = elements;
+    }
+
     private record Row(String block, String name, NDArray array, DataMemHandler handler) {
     }
 
+    /**
+     * Runs the demo and prints its report.
+     *
+     * @return {@value DatamemCli#OK} if both blocks computed the same result, every byte was freed and
+     *         the CUDA part (where there is a GPU) came back bit for bit; {@value DatamemCli#FAILURE} if not
+     * @throws IllegalStateException if the process default handler cannot be used
+     * @throws io.datamem.AllocationException if an allocation fails
+     * @throws IllegalArgumentException if the vectors' byte size overflows a {@code long}
+     */
     @Override
     public Integer call() {
         PrintStream out = System.out;
@@ -88,7 +116,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.println();
         out.println(balanced ? "ok: both blocks computed the same result and every byte was freed"
                 : "FAILED: results differ or bytes are still in use");
-        return balanced ? 0 : 1;
+        return balanced ? DatamemCli.OK : DatamemCli.FAILURE;
     }
 
     /** x = i / n, y = 2 - x, z = 3x + y (saxpy), returns x . z; keeps the arrays open. */
@@ -112,7 +140,7 @@ public final class DemoCommand implements Callable<Integer> {
             zs.setAtIndex(ValueLayout.JAVA_DOUBLE, i, zv);
             dot += xv * zv;
         }
-        NDArray grid = x.reshape(1000, -1); // a view: reports x's handler, owns nothing
+        NDArray grid = x.reshape(1, -1); // a view, for any number of elements: reports x's handler, owns nothing
         if (grid.ownsData() || grid.handler() != h) {
             throw new AssertionError("a view must report its base's handler");
         }

@@ -24,6 +24,12 @@ public final class InfoCommand implements Callable<Integer> {
     public InfoCommand() {
     }
 
+    /**
+     * Prints the report.
+     *
+     * @return {@value DatamemCli#OK}
+     * @throws IllegalStateException if the process default handler cannot be used
+     */
     @Override
     public Integer call() {
         PrintStream out = System.out;

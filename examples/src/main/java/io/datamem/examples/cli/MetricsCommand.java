@@ -4,7 +4,9 @@ import com.sun.net.httpserver.HttpServer;
 import io.datamem.DataMem;
 import io.datamem.examples.metrics.PrometheusExample;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.util.concurrent.Callable;
 
@@ -17,24 +19,65 @@ import java.util.concurrent.Callable;
                 + " scrape text, or serves them at http://127.0.0.1:PORT/metrics (--serve).")
 public final class MetricsCommand implements Callable<Integer> {
 
-    @Option(names = "--handler", defaultValue = "aligned64+stats",
+    @Option(names = "--handler", paramLabel = "NAME", defaultValue = "aligned64+stats",
             description = "The handler, by name; it needs +stats (default: ${DEFAULT-VALUE}).")
     String handler;
 
-    @Option(names = "--serve", paramLabel = "PORT", description = "Serve /metrics on this port of 127.0.0.1 (0: any).")
+    @Spec
+    CommandSpec spec;
+
     Integer port;
 
-    @Option(names = "--seconds", defaultValue = "30",
-            description = "How long to serve, repeating the workload (default: ${DEFAULT-VALUE}).")
     int seconds;
 
     /** Creates the command (picocli instantiates it). */
     public MetricsCommand() {
     }
 
+    /**
+     * Sets the port to serve on ({@code --serve}).
+     *
+     * @param port a TCP port, 0 for any free one
+     * @throws picocli.CommandLine.ParameterException if {@code port} is not in [0, 65535] (a usage error)
+     */
+    @Option(names = "--serve", paramLabel = "PORT", description = "Serve /metrics on this port of 127.0.0.1 (0: any).")
+    void port(int port) {
+        if (port < 0 || port > 65535) {
+            throw UsageErrors.invalid(spec, "--serve", port, "a TCP port in [0, 65535], 0 for any");
+        }
+        this.port = port;
+    }
+
+    /**
+     * Sets how long to serve ({@code --seconds}).
+     *
+     * @param seconds the number of seconds, at least 0
+     * @throws picocli.CommandLine.ParameterException if {@code seconds} is negative (a usage error)
+     */
+    @Option(names = "--seconds", paramLabel = "SECONDS", defaultValue = "30",
+            description = "How long to serve, repeating the workload (default: ${DEFAULT-VALUE}).")
+    void seconds(int seconds) {
+        if (seconds < 0) {
+            throw UsageErrors.invalid(spec, "--seconds", seconds, ">= 0");
+        }
+        this.seconds = seconds;
+    }
+
+    /**
+     * Runs the workload, then prints the scrape text or serves it.
+     *
+     * @return {@value DatamemCli#OK}
+     * @throws picocli.CommandLine.ParameterException if {@code --handler} is not a handler name or names
+     *                                                 one without {@code +stats} (a usage error)
+     * @throws IllegalStateException                   if the handler is unavailable here
+     * @throws io.datamem.AllocationException          if an allocation of the workload fails
+     * @throws java.io.UncheckedIOException            if the port cannot be bound
+     * @throws InterruptedException                    if interrupted while serving
+     */
     @Override
     public Integer call() throws InterruptedException {
-        try (PrometheusExample example = new PrometheusExample(DataMem.handler(handler))) {
+        try (PrometheusExample example = UsageErrors.named(spec, "--handler", handler,
+                name -> new PrometheusExample(DataMem.handler(name)))) {
             example.workload(200, 42);
             if (port == null) {
                 System.out.print(example.scrape());

@@ -4,8 +4,10 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocationLog;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +23,9 @@ import java.util.concurrent.Callable;
                 + " operation counts, peak bytes and time.")
 public final class ReplayCommand implements Callable<Integer> {
 
+    @Spec
+    CommandSpec spec;
+
     @Parameters(paramLabel = "LOG", description = "The allocation log.")
     Path log;
 
@@ -32,24 +37,38 @@ public final class ReplayCommand implements Callable<Integer> {
     public ReplayCommand() {
     }
 
+    /**
+     * Replays the log against each handler and prints what each replay measured.
+     *
+     * @return {@value DatamemCli#OK} if every operation succeeded against every handler,
+     *         {@value DatamemCli#FAILURE} if some failed
+     * @throws picocli.CommandLine.ParameterException if a {@code --handler} is not a handler name (a usage
+     *                                                 error)
+     * @throws IllegalStateException                   if a handler is unavailable here, or no handler is
+     *                                                 given and the process default cannot be used
+     * @throws IllegalArgumentException                if the log is not readable or a line of it is malformed
+     * @throws java.io.UncheckedIOException            if reading the log fails
+     */
     @Override
     public Integer call() {
+        List<DataMemHandler> targets = handlers == null || handlers.isEmpty()
+                ? List.of(DataMem.createHandler(DataMem.current().name()))
+                : handlers.stream().map(name -> UsageErrors.named(spec, "--handler", name, DataMem::createHandler))
+                .toList();
         if (!Files.isReadable(log)) {
             throw new IllegalArgumentException("LOG: " + log + " (expected: a readable allocation log, written by"
                     + " a handler with +log=FILE)");
         }
         List<AllocationLog.Entry> entries = AllocationLog.read(log);
-        List<String> names = handlers == null || handlers.isEmpty() ? List.of(DataMem.current().name()) : handlers;
         System.out.println("datamem replay: " + log + ", " + entries.size() + " operations");
-        int status = 0;
-        for (String name : names) {
-            DataMemHandler h = DataMem.createHandler(name);
+        int status = DatamemCli.OK;
+        for (DataMemHandler h : targets) {
             AllocationLog.Replay r = AllocationLog.replay(entries, h.allocator());
             System.out.println();
             System.out.println("against '" + h.name() + "':");
             r.toString().lines().forEach(l -> System.out.println("  " + l));
             if (r.failures() > 0) {
-                status = 1;
+                status = DatamemCli.FAILURE;
             }
         }
         return status;
