@@ -10,8 +10,9 @@ import java.util.Optional;
  *
  * <p>On the module path a {@code requires static} dependency is read only if something else
  * resolved it ({@code --add-modules}, or a {@code requires} in the application's module); on the
- * class path it is usable when its classes are there. Nothing here loads a class of the dependency
- * beyond looking it up, so the checks are safe to run when it is absent.
+ * class path it is usable when its classes are there (JDK modules: when the runtime has them).
+ * Nothing here loads a class of the dependency, so the checks are safe to run when it is absent
+ * and cost nothing when it is present but unused.
  */
 public enum OptionalModules {
 
@@ -78,11 +79,14 @@ public enum OptionalModules {
                     + list + " or require " + (absent.size() > 1 ? "them" : "it") + " from your module, and put "
                     + artifacts + " on the module path");
         }
-        try {
-            Class.forName(probeClass, false, OptionalModules.class.getClassLoader());
-            return Optional.empty();
-        } catch (ClassNotFoundException | LinkageError e) {
-            return Optional.of(probeClass + " is not on the class path: add " + artifacts);
+        // looks the class file up without loading the class (listing providers loads no LWJGL class)
+        ClassLoader loader = OptionalModules.class.getClassLoader();
+        String resource = probeClass.replace('.', '/') + ".class";
+        boolean found = loader != null ? loader.getResource(resource) != null
+                : ClassLoader.getSystemResource(resource) != null;
+        if (!found && probeClass.startsWith("jdk.")) {
+            found = ModuleLayer.boot().findModule(modules.getFirst()).isPresent();
         }
+        return found ? Optional.empty() : Optional.of(probeClass + " is not on the class path: add " + artifacts);
     }
 }
