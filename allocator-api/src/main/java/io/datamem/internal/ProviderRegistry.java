@@ -135,6 +135,20 @@ public final class ProviderRegistry {
         return a;
     }
 
+    /**
+     * Checks adaptor terms as {@link #wrap} would, without building anything.
+     *
+     * @param handlerName the name of the handler being built, for messages
+     * @param adaptors    adaptor terms joined with {@code +}
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if a term is malformed, unknown or not an adaptor
+     * @throws IllegalStateException    if a provider it needs is unavailable here
+     */
+    public static void validateAdaptors(String handlerName, String adaptors) {
+        Objects.requireNonNull(handlerName, "handlerName");
+        validate(handlerName, Objects.requireNonNull(adaptors, "adaptors"), DataMemProvider.Role.ADAPTOR, 0);
+    }
+
     private static String canonical(String handlerName) {
         if (handlerName == null) {
             throw new NullPointerException("handlerName");
@@ -263,7 +277,7 @@ public final class ProviderRegistry {
         List<String> close = HandlerFamilies.suggestions(term, providers());
         throw new IllegalArgumentException("unknown handler name " + Messages.quote(rootName) + ": no provider accepts "
                 + quotedTerm + " as " + (role == DataMemProvider.Role.LEAF ? "a leaf" : "an adaptor")
-                + (close.isEmpty() ? "" : "; did you mean " + String.join(" or ", close) + "?")
+                + (close.isEmpty() ? "." : "; did you mean " + String.join(" or ", close) + "?")
                 + " Available: " + HandlerFamilies.line(providers())
                 + " (DataMem.describeProviders() lists every spelling)");
     }
