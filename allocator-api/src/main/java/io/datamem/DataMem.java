@@ -2,6 +2,7 @@ package io.datamem;
 
 import io.datamem.internal.BuiltinProvider;
 import io.datamem.internal.LibcAllocator;
+import io.datamem.internal.Messages;
 import io.datamem.internal.ProviderRegistry;
 import io.datamem.spi.DataMemProvider;
 
@@ -124,8 +125,8 @@ public final class DataMem {
         try {
             return ProviderRegistry.handler(name);
         } catch (IllegalArgumentException | IllegalStateException e) {
-            throw new IllegalStateException("the default handler named by " + source + "='" + name
-                    + "' cannot be used: " + e.getMessage(), e);
+            throw new IllegalStateException("the default handler named by " + source + "=" + Messages.quote(name)
+                    + " cannot be used: " + e.getMessage(), e);
         }
     }
 
@@ -349,13 +350,24 @@ public final class DataMem {
      * the process, as NEP 49's handlers are immortal; {@code default_allocator} is
      * {@link #builtinDefault()}.
      *
+     * <p>The whole name is checked, every term and option, nested names included, before anything
+     * is built: a name that is refused has had no side effect (a {@code log=FILE} is not opened or
+     * truncated). Messages quote at most the first 100 characters of the name.
+     *
      * @param name the handler name: a leaf provider name, then {@code +adaptor} terms
      * @return the handler
      * @throws NullPointerException     if {@code name} is null
-     * @throws IllegalArgumentException if the name is malformed or no provider accepts it; the
-     *                                  message lists the names available
-     * @throws IllegalStateException    if the provider it needs is unavailable here; the message says
-     *                                  why
+     * @throws IllegalArgumentException if the name is malformed or longer than
+     *                                  {@value DataMemHandler#MAX_NAME_BYTES} UTF-8 bytes; or if no
+     *                                  provider on the class path or module path accepts a term: the
+     *                                  message names the artifact to add when the family is one of
+     *                                  datamem's ({@code aligned64} needs
+     *                                  {@code io.datamem:allocator-impl}), else suggests the closest
+     *                                  spellings and lists the families available
+     * @throws IllegalStateException    if a provider it needs is unavailable here, or the handler
+     *                                  cannot be made here (explicit huge pages with none reserved,
+     *                                  a log file that cannot be opened); the message says why and
+     *                                  what to do
      */
     public static DataMemHandler handler(String name) {
         return ProviderRegistry.handler(name);
@@ -363,13 +375,16 @@ public final class DataMem {
 
     /**
      * A new handler with a name, not cached: adaptors in it start with fresh state. As
-     * {@link #handler(String)} otherwise ({@code default_allocator} is still the singleton).
+     * {@link #handler(String)} otherwise ({@code default_allocator} is still the singleton), with
+     * the same checks before anything is built.
      *
      * @param name the handler name
      * @return a new handler
      * @throws NullPointerException     if {@code name} is null
-     * @throws IllegalArgumentException if the name is malformed or no provider accepts it
-     * @throws IllegalStateException    if the provider it needs is unavailable here
+     * @throws IllegalArgumentException if the name is malformed, too long, or no provider accepts a
+     *                                  term, as for {@link #handler(String)}
+     * @throws IllegalStateException    if a provider it needs is unavailable here, or the handler
+     *                                  cannot be made here, as for {@link #handler(String)}
      */
     public static DataMemHandler createHandler(String name) {
         return ProviderRegistry.create(name);

@@ -1,6 +1,7 @@
 package io.datamem;
 
 import io.datamem.internal.HandlerArena;
+import io.datamem.internal.Messages;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -45,16 +46,16 @@ public record DataMemHandler(String name, int version, DataMemAllocator allocato
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(allocator, "allocator");
         if (name.isBlank()) {
-            throw new IllegalArgumentException("name: '" + name + "' (expected: not blank)");
+            throw new IllegalArgumentException("name: " + Messages.quote(name) + " (expected: not blank)");
         }
         int bytes = name.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_NAME_BYTES) {
-            throw new IllegalArgumentException("name: '" + name + "' is " + bytes
+            throw new IllegalArgumentException("name: " + Messages.quote(name) + " is " + bytes
                     + " UTF-8 bytes (expected: at most " + MAX_NAME_BYTES + ")");
         }
         if (name.indexOf('\0') >= 0) {
-            throw new IllegalArgumentException("name: '" + name.replace("\0", "\\0")
-                    + "' (expected: no NUL character)");
+            throw new IllegalArgumentException("name: " + Messages.quote(name.replace("\0", "\\0"))
+                    + " (expected: no NUL character)");
         }
         if (version < 1) {
             throw new IllegalArgumentException("version: " + version + " (expected: >= 1)");

@@ -1011,8 +1011,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *
      * @param newShape the new shape
      * @return a view or a copy; check {@link #ownsData()}
-     * @throws IllegalArgumentException if the sizes differ, or more than one length is -1, or a
-     *                                  length is below -1
+     * @throws NullPointerException     if {@code newShape} is null
+     * @throws IllegalArgumentException if the sizes differ (also when the new shape's element count
+     *                                  overflows a {@code long}), or more than one length is -1, or
+     *                                  a length is below -1; the message names the shape
      * @throws IllegalStateException    if the array is closed
      */
     public NDArray reshape(long... newShape) {
@@ -1039,7 +1041,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             } else if (s[i] < 0) {
                 throw new IllegalArgumentException("newShape[" + i + "]: " + s[i] + " (expected: >= -1)");
             } else {
-                known = Math.multiplyExact(known, s[i]);
+                long hi = Math.multiplyHigh(known, s[i]);
+                known *= s[i];
+                if (hi != 0 || known < 0) {
+                    throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
+                            + Arrays.toString(newShape) + " (it has more than 2^63 elements)");
+                }
             }
         }
         if (unknown >= 0) {

@@ -538,8 +538,13 @@ public final class BufferView implements AutoCloseable {
                 return new long[] {0, 0};
             }
         }
-        long lo = Strides.lowestByte(shape, strides);
-        return new long[] {lo, Math.addExact(Strides.highestByte(shape, strides) - lo, itemSize)};
+        try {
+            long lo = Strides.lowestByte(shape, strides);
+            return new long[] {lo, Math.addExact(Math.subtractExact(Strides.highestByte(shape, strides), lo), itemSize)};
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("Py_buffer.strides " + Arrays.toString(strides) + " with shape "
+                    + Arrays.toString(shape) + " and itemsize " + itemSize + " reach beyond a 64-bit byte count");
+        }
     }
 
     @Override

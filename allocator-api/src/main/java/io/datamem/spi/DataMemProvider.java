@@ -84,13 +84,33 @@ public interface DataMemProvider {
     }
 
     /**
+     * Checks a term without building anything and without touching anything outside this JVM: its
+     * syntax, its options and their values. {@link io.datamem.DataMem#handler(String)} calls it for
+     * every term of a name, nested names included, before it creates any allocator, so that a name
+     * refused for any term has had no side effect (a log file opened or truncated, memory taken).
+     * The nested name of a term ({@link ProviderTerm#nested()}) is checked by the caller; do not
+     * call {@link ProviderContext#resolveAllocator} here.
+     *
+     * <p>The default accepts every term, leaving the checks to {@link #createAllocator} and
+     * {@link #createAdaptor}. A provider should check here everything those methods would reject
+     * for the term's text, and must when building has side effects.
+     *
+     * @param term    an accepted term
+     * @param context the context of the handler being checked
+     * @throws IllegalArgumentException if the term's arguments are malformed
+     */
+    default void validate(ProviderTerm term, ProviderContext context) {
+    }
+
+    /**
      * Builds a leaf allocator.
      *
      * @param term    an accepted term
      * @param context the context of the handler being built
      * @return a new allocator
      * @throws IllegalArgumentException      if the term's arguments are malformed
-     * @throws IllegalStateException         if the provider is unavailable here
+     * @throws IllegalStateException         if the provider is unavailable here, or the allocator
+     *                                       cannot be made here (the message says why and what to do)
      * @throws UnsupportedOperationException if the provider is not a {@link Role#LEAF} provider
      */
     default DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
@@ -105,7 +125,8 @@ public interface DataMemProvider {
      * @param context  the context of the handler being built
      * @return a new adaptor over {@code upstream}
      * @throws IllegalArgumentException      if the term's arguments are malformed
-     * @throws IllegalStateException         if the provider is unavailable here
+     * @throws IllegalStateException         if the provider is unavailable here, or the adaptor
+     *                                       cannot be made here (a file that cannot be opened, say)
      * @throws UnsupportedOperationException if the provider is not an {@link Role#ADAPTOR} provider
      */
     default DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {

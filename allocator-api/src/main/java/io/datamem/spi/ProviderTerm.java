@@ -1,5 +1,7 @@
 package io.datamem.spi;
 
+import io.datamem.internal.Messages;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -35,12 +37,12 @@ public record ProviderTerm(String text) {
             if (c == '(') {
                 depth++;
             } else if (c == ')' && --depth < 0) {
-                throw new IllegalArgumentException("handler name term: '" + text + "' has an unmatched ')' at "
-                        + i);
+                throw new IllegalArgumentException("handler name term: " + Messages.quote(text)
+                        + " has an unmatched ')' at " + i);
             }
         }
         if (depth != 0) {
-            throw new IllegalArgumentException("handler name term: '" + text + "' has an unclosed '('");
+            throw new IllegalArgumentException("handler name term: " + Messages.quote(text) + " has an unclosed '('");
         }
     }
 
@@ -75,7 +77,7 @@ public record ProviderTerm(String text) {
     private static ProviderTerm termAt(String name, int start, int end) {
         String t = name.substring(start, end).strip();
         if (t.isEmpty()) {
-            throw new IllegalArgumentException("handler name: '" + name + "' has an empty term at " + start
+            throw new IllegalArgumentException("handler name: " + Messages.quote(name) + " has an empty term at " + start
                     + " (expected: LEAF or LEAF+ADAPTOR+...)");
         }
         return new ProviderTerm(t);
@@ -157,7 +159,7 @@ public record ProviderTerm(String text) {
                 return i;
             }
         }
-        throw new IllegalStateException("unbalanced term " + text); // the constructor rules this out
+        throw new IllegalStateException("unbalanced term " + Messages.quote(text)); // the constructor rules this out
     }
 
     @Override

@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -186,6 +187,17 @@ class NDArrayTest {
             assertEquals(a.getDouble(1, 1), r.getDouble(0, 7));
             assertThrows(IllegalArgumentException.class, () -> a.reshape(5, 5));
             assertThrows(IllegalArgumentException.class, () -> a.reshape(-1, -1));
+            for (long[] huge : new long[][] {{Long.MAX_VALUE, 2}, {Long.MAX_VALUE, Long.MAX_VALUE}, {-1, 1L << 62, 4},
+                    {1L << 32, 1L << 32}}) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> a.reshape(huge));
+                assertTrue(e.getMessage().startsWith("cannot reshape array of size 24 into shape "
+                        + Arrays.toString(huge)), e.getMessage());
+            }
+            MemorySegment block = a.segment();
+            IllegalArgumentException strided = assertThrows(IllegalArgumentException.class, () -> NDArray.wrap(block,
+                    DType.FLOAT64, new long[] {3, 2}, new long[] {Long.MAX_VALUE / 2, 8}, 0));
+            assertEquals("strides [" + Long.MAX_VALUE / 2 + ", 8] with shape [3, 2] overflow a long",
+                    strided.getMessage());
 
             NDArray copy = DataMem.callWith(h, () -> t.reshape(24)); // not contiguous: a copy
             assertTrue(copy.ownsData());

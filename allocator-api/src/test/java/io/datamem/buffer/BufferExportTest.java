@@ -435,6 +435,20 @@ class BufferExportTest {
     }
 
     @Test
+    void aNativeBufferWhoseStridesOverflowIsAnIllegalArgumentNamingThem() {
+        try (NDArray a = arange(DType.INT32, 3, 4); Arena arena = Arena.ofConfined();
+             BufferView v = a.getBuffer(BufferFlags.FULL_RO)) {
+            MemorySegment pyBuffer = v.toNative(arena);
+            MemorySegment strides = pyBuffer.get(ValueLayout.ADDRESS, 56).reinterpret(16); // Py_buffer.strides
+            strides.setAtIndex(ValueLayout.JAVA_LONG, 0, Long.MAX_VALUE / 2);               // 2 steps overflow
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> BufferView.fromNative(pyBuffer, false));
+            assertEquals("Py_buffer.strides [" + Long.MAX_VALUE / 2 + ", 4] with shape [3, 4] and itemsize 4 reach "
+                    + "beyond a 64-bit byte count", e.getMessage());
+        }
+    }
+
+    @Test
     void javaNativeJavaRoundTrip() {
         try (NDArray a = arange(DType.INT32, 3, 4); Arena arena = Arena.ofConfined()) {
             NDArray t = a.transpose();

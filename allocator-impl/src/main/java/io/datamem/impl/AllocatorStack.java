@@ -3,10 +3,8 @@ package io.datamem.impl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.internal.Messages;
 import io.datamem.internal.ProviderRegistry;
-import io.datamem.spi.Availability;
-import io.datamem.spi.DataMemProvider;
-import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
 import java.util.ArrayList;
@@ -145,9 +143,11 @@ public final class AllocatorStack {
          * Builds the stack; adaptor terms get {@code "custom"} as their handler name.
          *
          * @return the outermost allocator
-         * @throws IllegalArgumentException if an adaptor term is unknown or malformed
-         * @throws IllegalStateException    if an adaptor's provider is unavailable, or a function
-         *                                  returned null
+         * @throws IllegalArgumentException if an adaptor term is unknown or malformed (every term is
+         *                                  checked before anything is built)
+         * @throws IllegalStateException    if an adaptor's provider is unavailable, an adaptor cannot
+         *                                  be made here (a log file that cannot be opened), or a
+         *                                  function returned null
          */
         public DataMemAllocator build() {
             return build("custom");
@@ -160,9 +160,11 @@ public final class AllocatorStack {
          * @return a version-1 handler
          * @throws NullPointerException     if {@code name} is null
          * @throws IllegalArgumentException if the name is not a valid handler name, or an adaptor
-         *                                  term is unknown or malformed
-         * @throws IllegalStateException    if an adaptor's provider is unavailable, or a function
-         *                                  returned null
+         *                                  term is unknown or malformed (every term is checked
+         *                                  before anything is built)
+         * @throws IllegalStateException    if an adaptor's provider is unavailable, an adaptor cannot
+         *                                  be made here (a log file that cannot be opened), or a
+         *                                  function returned null
          */
         public DataMemHandler handler(String name) {
             Objects.requireNonNull(name, "name");
@@ -172,49 +174,23 @@ public final class AllocatorStack {
 
         @SuppressWarnings("unchecked")
         private DataMemAllocator build(String name) {
+            for (Object step : steps) {
+                if (step instanceof String terms) {
+                    ProviderRegistry.validateAdaptors(name, terms); // every term, before any side effect
+                }
+            }
             DataMemAllocator a = leaf;
             for (Object step : steps) {
                 if (step instanceof String terms) {
-                    for (ProviderTerm term : ProviderTerm.split(terms)) {
-                        a = adaptor(name, term, a);
-                    }
+                    a = ProviderRegistry.wrap(name, terms, a);
                 } else {
                     a = ((Function<? super DataMemAllocator, ? extends DataMemAllocator>) step).apply(a);
                     if (a == null) {
-                        throw new IllegalStateException("an adaptor function of '" + name + "' returned null");
+                        throw new IllegalStateException("an adaptor function of " + Messages.quote(name) + " returned null");
                     }
                 }
             }
             return a;
-        }
-
-        private static DataMemAllocator adaptor(String name, ProviderTerm term, DataMemAllocator upstream) {
-            for (DataMemProvider p : ProviderRegistry.providers()) {
-                if (p.role() == DataMemProvider.Role.ADAPTOR && p.accepts(term)) {
-                    Availability availability = p.availability();
-                    if (!availability.available()) {
-                        throw new IllegalStateException("adaptor '" + term + "' of '" + name + "' is unavailable: "
-                                + availability.reason());
-                    }
-                    DataMemAllocator a = p.createAdaptor(term, upstream, new ProviderContext() {
-                        @Override
-                        public String handlerName() {
-                            return name;
-                        }
-
-                        @Override
-                        public DataMemAllocator resolveAllocator(String nested) {
-                            return DataMem.createHandler(nested).allocator();
-                        }
-                    });
-                    if (a == null) {
-                        throw new IllegalStateException("provider '" + p.name() + "' returned null for '" + term + "'");
-                    }
-                    return a;
-                }
-            }
-            throw new IllegalArgumentException("'" + term + "' of '" + name + "' is not an adaptor name. Available: "
-                    + ProviderRegistry.describe());
         }
     }
 }

@@ -6,6 +6,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.impl.internal.LinuxMemory;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
+import io.datamem.internal.Messages;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -343,13 +344,28 @@ public final class HugePageAllocator implements DataMemAllocator {
          * @throws IllegalArgumentException if the fallback is {@link Fallback#TRANSPARENT} for
          *                                  transparent pages (nothing to fall back to)
          * @throws IllegalStateException    if none of the page kinds the pages and fallback allow
-         *                                  is offered here; the message says why and how to enable
-         *                                  them
+         *                                  is offered here, or explicit pages without a fallback are
+         *                                  asked for and none of that size is reserved (the pool is
+         *                                  empty and may not overcommit), so that every mapping would
+         *                                  fail; the message says how many pages there are and how
+         *                                  to reserve them
          */
         public HugePageAllocator build() {
             if (pages == PageKind.TRANSPARENT && fallback == Fallback.TRANSPARENT) {
                 throw new IllegalArgumentException("fallback: TRANSPARENT for transparent pages (expected: FAIL or "
                         + "NORMAL)");
+            }
+            if (pages.explicit() && fallback == Fallback.FAIL && LinuxMemory.supported()) {
+                HugePages.Pool pool = HugePages.pool(pages.pageSize()).orElse(null);
+                if (pool != null && pool.total() == 0 && pool.available() == 0) {
+                    String size = HugePages.sizeName(pages.pageSize());
+                    String handler = name != null ? name : spec(pages, fallback, threshold);
+                    throw new IllegalStateException("handler " + Messages.quote(handler) + ": no " + size
+                            + " huge pages are reserved on this machine (" + pool + "), so every mapping would fail; "
+                            + "reserve N pages as root: " + HugePages.howToReserve(pages.pageSize())
+                            + "; or allow a fallback: " + spec(pages, Fallback.TRANSPARENT, threshold) + " or "
+                            + spec(pages, Fallback.NORMAL, threshold) + " (docs/placement.md)");
+                }
             }
             return new HugePageAllocator(this, null);
         }

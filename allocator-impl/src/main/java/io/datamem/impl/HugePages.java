@@ -394,6 +394,39 @@ public final class HugePages {
     }
 
     /**
+     * The default explicit huge page size: the size {@code /proc/sys/vm/nr_hugepages} (and
+     * {@code sysctl vm.nr_hugepages}) reserves, from {@code Hugepagesize} in {@code /proc/meminfo}.
+     *
+     * @return bytes (2 MiB on x86-64), or -1 if the kernel does not say
+     */
+    public static long defaultPageSize() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("Hugepagesize:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    /**
+     * How an administrator reserves explicit huge pages of one size, in words.
+     *
+     * @param pageSize the page size in bytes
+     * @return the commands and the boot parameters
+     */
+    static String howToReserve(long pageSize) {
+        String sysfs = "echo N > " + HUGEPAGES.resolve("hugepages-" + (pageSize >> 10) + "kB").resolve("nr_hugepages");
+        String boot = "hugepagesz=" + sizeName(pageSize).replace(" ", "").replace("iB", "") + " hugepages=N";
+        return pageSize == defaultPageSize()
+                ? "sysctl vm.nr_hugepages=N (or echo N > /proc/sys/vm/nr_hugepages, or " + sysfs + "), or boot with " + boot
+                : sysfs + ", or boot with " + boot;
+    }
+
+    /**
      * A page size in words.
      *
      * @param bytes a size

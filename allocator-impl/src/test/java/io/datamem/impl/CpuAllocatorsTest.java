@@ -43,8 +43,10 @@ class CpuAllocatorsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> DataMem.handler("aligned64+aligned64"))
                 .getMessage().contains("only adaptors may follow '+'"));
         String unknown = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("magic")).getMessage();
-        assertTrue(unknown.contains("aligned64") && unknown.contains("aligned:N") && unknown.contains("stats"),
-                unknown);
+        assertTrue(unknown.contains("Available: default_allocator, aligned, hugepages, numa, pool; adaptors after "
+                + "'+': stats,"), unknown);
+        String typo = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("alligned64")).getMessage();
+        assertTrue(typo.contains("no provider accepts 'alligned64' as a leaf; did you mean aligned64?"), typo);
         assertThrows(IllegalArgumentException.class, () -> new AlignedAllocator(4));
         assertThrows(IllegalArgumentException.class, () -> new AlignedAllocator(96));
     }

@@ -2,6 +2,7 @@ package io.datamem.impl.internal;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AlignedAllocator;
+import io.datamem.internal.Messages;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -36,6 +37,11 @@ public final class AlignedProvider implements DataMemProvider {
     }
 
     @Override
+    public void validate(ProviderTerm term, ProviderContext context) {
+        createAllocator(term, context); // a plain object, nothing allocated
+    }
+
+    @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
         String text = term.text();
         String digits = text.startsWith("aligned:") ? text.substring("aligned:".length()) : text.substring("aligned".length());
@@ -43,8 +49,8 @@ public final class AlignedProvider implements DataMemProvider {
         try {
             alignment = Long.parseLong(digits);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + text
-                    + "' (expected: aligned64 or aligned:N with N a power of two >= 8)");
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + Messages.quote(text) + " (expected: aligned64 or aligned:N with N a power of two >= 8)");
         }
         return new AlignedAllocator(alignment);
     }

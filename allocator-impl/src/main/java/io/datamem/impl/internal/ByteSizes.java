@@ -1,5 +1,7 @@
 package io.datamem.impl.internal;
 
+import io.datamem.internal.Messages;
+
 import java.util.Locale;
 
 /**
@@ -44,11 +46,11 @@ public final class ByteSizes {
             value = -1;
         }
         if (value < 0) {
-            throw new IllegalArgumentException(what + ": '" + text
-                    + "' (expected: bytes, optionally with k, m, g or t, powers of 1024)");
+            throw new IllegalArgumentException(what + ": " + Messages.quote(text)
+                    + " (expected: bytes, optionally with k, m, g or t, powers of 1024)");
         }
         if (value > (maxBytes >> shift)) {
-            throw new IllegalArgumentException(what + ": '" + text + "' (expected: at most " + maxBytes + " bytes)");
+            throw new IllegalArgumentException(what + ": " + Messages.quote(text) + " (expected: at most " + maxBytes + " bytes)");
         }
         return value << shift;
     }

@@ -2,8 +2,12 @@ package io.datamem.impl.internal;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.FailureInjectingAdaptor;
+import io.datamem.impl.SystemAllocator;
+import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
+
+import java.util.function.UnaryOperator;
 
 /** Provides {@code faults=nth:N}, {@code faults=every:N}, {@code faults=random:P[:SEED]}. */
 public final class FaultsProvider extends AdaptorProvider {
@@ -14,14 +18,17 @@ public final class FaultsProvider extends AdaptorProvider {
     }
 
     @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (!term.text().startsWith("faults=")) {
             throw malformed(term, context, "faults=nth:N, faults=every:N or faults=random:P[:SEED]");
         }
+        String spec = term.argument();
         try {
-            return FailureInjectingAdaptor.of(upstream, term.argument());
+            FailureInjectingAdaptor.of(SystemAllocator.instance(), spec); // a plain object: checks the spec
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("handler name '" + context.handlerName() + "': " + e.getMessage(), e);
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + e.getMessage(), e);
         }
+        return upstream -> FailureInjectingAdaptor.of(upstream, spec);
     }
 }

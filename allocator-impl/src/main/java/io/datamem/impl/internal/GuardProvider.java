@@ -5,6 +5,8 @@ import io.datamem.impl.GuardAdaptor;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
+import java.util.function.UnaryOperator;
+
 /** Provides {@code guard} (throws on a violation) and {@code guard=record} (records only). */
 public final class GuardProvider extends AdaptorProvider {
 
@@ -14,10 +16,11 @@ public final class GuardProvider extends AdaptorProvider {
     }
 
     @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         return switch (term.text()) {
-            case "guard", "guard=throw" -> new GuardAdaptor(upstream);
-            case "guard=record" -> GuardAdaptor.builder(upstream).onViolation(GuardAdaptor.OnViolation.RECORD).build();
+            case "guard", "guard=throw" -> GuardAdaptor::new;
+            case "guard=record" -> upstream -> GuardAdaptor.builder(upstream)
+                    .onViolation(GuardAdaptor.OnViolation.RECORD).build();
             default -> throw malformed(term, context, "guard or guard=record");
         };
     }

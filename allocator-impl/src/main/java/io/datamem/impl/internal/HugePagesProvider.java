@@ -5,6 +5,7 @@ import io.datamem.impl.HugePageAllocator;
 import io.datamem.impl.HugePageAllocator.Fallback;
 import io.datamem.impl.HugePageAllocator.PageKind;
 import io.datamem.impl.NumaAllocator;
+import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -56,48 +57,16 @@ public final class HugePagesProvider implements DataMemProvider {
     }
 
     @Override
+    public void validate(ProviderTerm term, ProviderContext context) {
+        builder(term, context);
+    }
+
+    @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        HugePageAllocator.Builder b = HugePageAllocator.builder().name(context.handlerName());
-        List<String> items;
-        try {
-            items = TermOptions.items(term, FAMILY);
-        } catch (IllegalArgumentException e) {
-            throw bad(context, term, e.getMessage());
-        }
-        for (int i = 0; i < items.size(); i++) {
-            String item = items.get(i);
-            int eq = item.indexOf('=');
-            String key = eq < 0 ? item : item.substring(0, eq).strip();
-            String value = eq < 0 ? "" : item.substring(eq + 1).strip();
-            switch (key) {
-                case "thp", "transparent" -> b.pages(PageKind.TRANSPARENT);
-                case "2m", "2M" -> b.pages(PageKind.HUGETLB_2M);
-                case "1g", "1G" -> b.pages(PageKind.HUGETLB_1G);
-                case "fallback" -> b.fallback(switch (value) {
-                    case "fail", "none" -> Fallback.FAIL;
-                    case "thp", "transparent" -> Fallback.TRANSPARENT;
-                    case "normal" -> Fallback.NORMAL;
-                    default -> throw bad(context, term, "fallback=" + value + " (expected: fail, thp or normal)");
-                });
-                case "threshold" -> {
-                    try {
-                        b.thresholdByteSize(TermOptions.byteSize("threshold", value));
-                    } catch (IllegalArgumentException e) {
-                        throw bad(context, term, e.getMessage());
-                    }
-                }
-                default -> throw bad(context, term, "unknown option '" + item + "'");
-            }
-            if (eq < 0 && i > 0) {
-                throw bad(context, term, "the page size '" + item + "' must come first");
-            }
-        }
+        HugePageAllocator.Builder b = builder(term, context);
         String nested = term.nested();
         if (nested == null) {
             return b.build();
-        }
-        if (nested.isEmpty()) {
-            throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
         }
         DataMemAllocator upstream = context.resolveAllocator(nested);
         if (upstream instanceof NumaAllocator numa) {
@@ -107,8 +76,57 @@ public final class HugePagesProvider implements DataMemProvider {
         return b.upstream(upstream).build();
     }
 
+    /** Reads the term's options into a builder, without building: every check but the machine's. */
+    private static HugePageAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
+        HugePageAllocator.Builder b = HugePageAllocator.builder().name(context.handlerName());
+        List<String> items;
+        try {
+            items = TermOptions.items(term, FAMILY);
+        } catch (IllegalArgumentException e) {
+            throw bad(context, term, e.getMessage());
+        }
+        PageKind pages = PageKind.TRANSPARENT;
+        Fallback fallback = Fallback.FAIL;
+        for (int i = 0; i < items.size(); i++) {
+            String item = items.get(i);
+            int eq = item.indexOf('=');
+            String key = eq < 0 ? item : item.substring(0, eq).strip();
+            String value = eq < 0 ? "" : item.substring(eq + 1).strip();
+            switch (key) {
+                case "thp", "transparent" -> pages = PageKind.TRANSPARENT;
+                case "2m", "2M" -> pages = PageKind.HUGETLB_2M;
+                case "1g", "1G" -> pages = PageKind.HUGETLB_1G;
+                case "fallback" -> fallback = switch (value) {
+                    case "fail", "none" -> Fallback.FAIL;
+                    case "thp", "transparent" -> Fallback.TRANSPARENT;
+                    case "normal" -> Fallback.NORMAL;
+                    default -> throw bad(context, term, "fallback=" + value + " (expected: fail, thp or normal)");
+                };
+                case "threshold" -> {
+                    try {
+                        b.thresholdByteSize(TermOptions.byteSize("threshold", value));
+                    } catch (IllegalArgumentException e) {
+                        throw bad(context, term, e.getMessage());
+                    }
+                }
+                default -> throw bad(context, term, "unknown option " + Messages.quote(item));
+            }
+            if (eq < 0 && i > 0) {
+                throw bad(context, term, "the page size " + Messages.quote(item) + " must come first");
+            }
+        }
+        if (pages == PageKind.TRANSPARENT && fallback == Fallback.TRANSPARENT) {
+            throw bad(context, term, "fallback: TRANSPARENT for transparent pages (expected: fail or normal)");
+        }
+        String nested = term.nested();
+        if (nested != null && nested.isEmpty()) {
+            throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
+        }
+        return b.pages(pages).fallback(fallback);
+    }
+
     private static IllegalArgumentException bad(ProviderContext context, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + term + "': " + what
-                + " (expected: " + EXPECTED + ")");
+        return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                + Messages.quote(term.text()) + ": " + what + " (expected: " + EXPECTED + ")");
     }
 }

@@ -6,6 +6,8 @@ import io.datamem.spi.Availability;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
+import java.util.function.UnaryOperator;
+
 /** Provides {@code jfr}: JDK Flight Recorder events for every operation. */
 public final class JfrProvider extends AdaptorProvider {
 
@@ -20,10 +22,11 @@ public final class JfrProvider extends AdaptorProvider {
     }
 
     @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (!term.text().equals("jfr")) {
             throw malformed(term, context, "jfr, without arguments");
         }
-        return new JfrEventAdaptor(upstream, context.handlerName());
+        String handlerName = context.handlerName();
+        return upstream -> new JfrEventAdaptor(upstream, handlerName);
     }
 }

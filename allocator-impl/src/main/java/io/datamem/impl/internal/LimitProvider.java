@@ -5,6 +5,8 @@ import io.datamem.impl.LimitingAdaptor;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
+import java.util.function.UnaryOperator;
+
 /** Provides {@code limit=BYTES}. */
 public final class LimitProvider extends AdaptorProvider {
 
@@ -14,7 +16,7 @@ public final class LimitProvider extends AdaptorProvider {
     }
 
     @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         String expected = "limit=BYTES, for example limit=1048576 or limit=64m";
         if (term.argument().isEmpty()) {
             throw malformed(term, context, expected);
@@ -25,6 +27,6 @@ public final class LimitProvider extends AdaptorProvider {
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, expected);
         }
-        return new LimitingAdaptor(upstream, bytes);
+        return upstream -> new LimitingAdaptor(upstream, bytes);
     }
 }

@@ -4,6 +4,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.impl.NumaAllocator;
 import io.datamem.impl.NumaPolicy;
 import io.datamem.impl.NumaTarget;
+import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -89,7 +90,22 @@ public final class NumaProvider implements DataMemProvider {
     }
 
     @Override
+    public void validate(ProviderTerm term, ProviderContext context) {
+        builder(term, context);
+    }
+
+    @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        NumaAllocator.Builder b = builder(term, context);
+        String nested = term.nested();
+        if (nested != null) {
+            b.upstream(context.resolveAllocator(nested));
+        }
+        return b.build();
+    }
+
+    /** Reads the term's policy, target and flags into a builder, without building. */
+    private static NumaAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
         List<String> items;
         try {
             items = TermOptions.items(term, FAMILY);
@@ -141,18 +157,14 @@ public final class NumaProvider implements DataMemProvider {
             throw bad(context, term, "policy " + policyName + " needs a target, as in numa:" + policyName + "=0");
         }
         String nested = term.nested();
-        if (nested != null) {
-            if (nested.isEmpty()) {
-                throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
-            }
-            DataMemAllocator upstream = context.resolveAllocator(nested);
-            b.upstream(upstream);
+        if (nested != null && nested.isEmpty()) {
+            throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
         }
-        return b.build();
+        return b;
     }
 
     private static IllegalArgumentException bad(ProviderContext context, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + term + "': " + what
-                + " (expected: " + EXPECTED + ")");
+        return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                + Messages.quote(term.text()) + ": " + what + " (expected: " + EXPECTED + ")");
     }
 }

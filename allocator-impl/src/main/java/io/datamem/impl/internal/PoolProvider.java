@@ -2,6 +2,7 @@ package io.datamem.impl.internal;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.PoolingAllocator;
+import io.datamem.internal.Messages;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -39,11 +40,21 @@ public final class PoolProvider implements DataMemProvider {
     }
 
     @Override
+    public void validate(ProviderTerm term, ProviderContext context) {
+        options(term, context);
+    }
+
+    @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        PoolingAllocator.Options options = options(term, context);
+        return new PoolingAllocator(context.resolveAllocator(term.nested()), options);
+    }
+
+    private static PoolingAllocator.Options options(ProviderTerm term, ProviderContext context) {
         String nested = term.nested();
         if (nested == null || nested.isEmpty() || !term.text().startsWith("pool(")) {
-            throw new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + term
-                    + "' (expected: pool(UPSTREAM), for example pool(aligned64))");
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + Messages.quote(term.text()) + " (expected: pool(UPSTREAM), for example pool(aligned64))");
         }
         PoolingAllocator.Options options = PoolingAllocator.Options.DEFAULTS;
         String args = term.argument();
@@ -56,11 +67,11 @@ public final class PoolProvider implements DataMemProvider {
                     case "max" -> options.withMaxPooledByteSize(ByteSizes.parse("max", value, 1L << 40));
                     case "slab" -> options.withSlabByteSize(ByteSizes.parse("slab", value, 1L << 40));
                     case "retain" -> options.withMaxRetainedByteSize(ByteSizes.parse("retain", value, 1L << 40));
-                    default -> throw new IllegalArgumentException("handler name '" + context.handlerName()
-                            + "': pool option '" + kv + "' (expected: max=SIZE, slab=SIZE or retain=SIZE)");
+                    default -> throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName())
+                            + ": pool option " + Messages.quote(kv) + " (expected: max=SIZE, slab=SIZE or retain=SIZE)");
                 };
             }
         }
-        return new PoolingAllocator(context.resolveAllocator(nested), options);
+        return options;
     }
 }

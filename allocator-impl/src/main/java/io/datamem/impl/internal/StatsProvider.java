@@ -2,45 +2,24 @@ package io.datamem.impl.internal;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.StatisticsAdaptor;
-import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
-import java.util.List;
+import java.util.function.UnaryOperator;
 
 /** Provides the {@code stats} adaptor. */
-public final class StatsProvider implements DataMemProvider {
+public final class StatsProvider extends AdaptorProvider {
 
     /** Creates the provider (called by {@link java.util.ServiceLoader}). */
     public StatsProvider() {
+        super("stats", "stats");
     }
 
     @Override
-    public String name() {
-        return "stats";
-    }
-
-    @Override
-    public Role role() {
-        return Role.ADAPTOR;
-    }
-
-    @Override
-    public List<String> names() {
-        return List.of("stats");
-    }
-
-    @Override
-    public boolean accepts(ProviderTerm term) {
-        return term.family().equals("stats");
-    }
-
-    @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (!term.text().equals("stats")) {
-            throw new IllegalArgumentException("handler name '" + context.handlerName() + "': '" + term
-                    + "' (expected: stats, without arguments)");
+            throw malformed(term, context, "stats, without arguments");
         }
-        return new StatisticsAdaptor(upstream);
+        return StatisticsAdaptor::new;
     }
 }

@@ -5,6 +5,8 @@ import io.datamem.impl.TrackingAdaptor;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
+import java.util.function.UnaryOperator;
+
 /** Provides {@code tracking} and {@code tracking=off|sampled|full}. */
 public final class TrackingProvider extends AdaptorProvider {
 
@@ -14,15 +16,16 @@ public final class TrackingProvider extends AdaptorProvider {
     }
 
     @Override
-    public DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
-        String level = term.argument();
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (term.text().equals("tracking")) {
-            return new TrackingAdaptor(upstream);
+            return TrackingAdaptor::new;
         }
+        TrackingAdaptor.StackTraces level;
         try {
-            return TrackingAdaptor.builder(upstream).stackTraces(TrackingAdaptor.StackTraces.parse(level)).build();
+            level = TrackingAdaptor.StackTraces.parse(term.argument());
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, "tracking, or tracking=off, tracking=sampled or tracking=full");
         }
+        return upstream -> TrackingAdaptor.builder(upstream).stackTraces(level).build();
     }
 }
