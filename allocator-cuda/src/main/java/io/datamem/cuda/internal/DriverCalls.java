@@ -39,7 +39,6 @@ final class DriverCalls {
     }
 
     private static final MethodHandle CU_CTX_GET_CURRENT = bind("cuCtxGetCurrent");
-    private static final MethodHandle CU_CTX_GET_DEVICE = bind("cuCtxGetDevice");
     private static final MethodHandle CU_CTX_SET_CURRENT = bind("cuCtxSetCurrent");
     private static final MethodHandle CU_CTX_PUSH_CURRENT = bind("cuCtxPushCurrent_v2");
     private static final MethodHandle CU_CTX_POP_CURRENT = bind("cuCtxPopCurrent_v2");
@@ -100,20 +99,6 @@ final class DriverCalls {
     static int ctxGetCurrent(MemorySegment pctx) {
         try {
             return (int) CU_CTX_GET_CURRENT.invokeExact(pctx);
-        } catch (Throwable t) {
-            throw Libc.rethrow(t);
-        }
-    }
-
-    /**
-     * {@code cuCtxGetDevice(CUdevice *device)}.
-     *
-     * @param device out: the device (4 bytes)
-     * @return the CUresult
-     */
-    static int ctxGetDevice(MemorySegment device) {
-        try {
-            return (int) CU_CTX_GET_DEVICE.invokeExact(device);
         } catch (Throwable t) {
             throw Libc.rethrow(t);
         }

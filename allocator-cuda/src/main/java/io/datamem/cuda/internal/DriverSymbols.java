@@ -56,8 +56,6 @@ final class DriverSymbols {
         Map<String, FunctionDescriptor> m = new LinkedHashMap<>();
         // CUresult cuCtxGetCurrent(CUcontext *pctx)
         m.put("cuCtxGetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        // CUresult cuCtxGetDevice(CUdevice *device)
-        m.put("cuCtxGetDevice", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         // CUresult cuCtxSetCurrent(CUcontext ctx)
         m.put("cuCtxSetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         // CUresult cuCtxPushCurrent(CUcontext ctx)

@@ -41,7 +41,6 @@ class DriverBindingsTest {
         MemoryLayout u32 = JAVA_INT;       // CUresult, CUdevice, int, unsigned int, enums
         MemoryLayout u64 = JAVA_LONG;      // size_t, CUdeviceptr
         m.put("cuCtxGetCurrent", FunctionDescriptor.of(u32, ptr));
-        m.put("cuCtxGetDevice", FunctionDescriptor.of(u32, ptr));
         m.put("cuCtxSetCurrent", FunctionDescriptor.of(u32, ptr));
         m.put("cuCtxPushCurrent_v2", FunctionDescriptor.of(u32, ptr));
         m.put("cuCtxPopCurrent_v2", FunctionDescriptor.of(u32, ptr));
