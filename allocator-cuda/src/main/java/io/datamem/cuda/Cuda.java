@@ -9,10 +9,11 @@ import java.util.List;
 /**
  * Whether CUDA works in this JVM, and what the driver reports.
  *
- * <p>The answer is decided once: first the driver library {@code libcuda.so.1} is opened and asked
- * through the JDK's foreign function API (JCuda's JNI library, which needs the driver, is not
- * loaded unless the driver is there and reports a device), then JCuda's runtime is loaded and asked
- * for the same devices. Without a GPU nothing native beyond {@code dlopen} happens.
+ * <p>The answer is decided once: the driver library {@code libcuda.so.1} is opened and asked
+ * through the JDK's foreign function API (its version, {@code cuInit}, its devices), then the
+ * driver functions datamem calls are looked up in it. The backend needs a CUDA 12 driver and
+ * nothing else: no CUDA toolkit, no runtime library, no JNI library. Without a GPU nothing native
+ * beyond {@code dlopen} happens.
  */
 public final class Cuda {
 
@@ -70,7 +71,7 @@ public final class Cuda {
             return s.toString();
         }
         s.append("available: driver supports CUDA ").append(CudaDriver.versionString(driverVersion()))
-                .append(", JCuda ").append(jcuda.JCudaVersion.get()).append('\n');
+                .append(" (driver API through FFM)").append('\n');
         for (CudaDevice d : devices()) {
             s.append(d).append('\n');
             if (!d.pciBusId().isEmpty()) {

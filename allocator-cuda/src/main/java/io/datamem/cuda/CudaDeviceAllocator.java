@@ -8,24 +8,24 @@ import io.datamem.cuda.internal.CudaInterchange;
 import java.util.Objects;
 
 /**
- * CUDA device memory ({@code cudaMalloc}) on one GPU: handler name {@code cuda:device=N}.
+ * CUDA device memory ({@code cuMemAlloc}) on one GPU: handler name {@code cuda:device=N}.
  *
  * <p>The host cannot dereference it: arrays over it have no {@code segment()}; copy them with
  * {@link CudaMemory}. Its traits say {@link MemoryKind#DEVICE} on {@code (CUDA, N)}, not
- * host-accessible, 256-byte aligned (what {@code cudaMalloc} guarantees), and carry datamem's CUDA
+ * host-accessible, 256-byte aligned (what {@code cuMemAlloc} guarantees), and carry datamem's CUDA
  * {@link io.datamem.spi.DeviceInterchange}: buffers export it with device id
  * {@code io.datamem.cuda}, DLPack as {@code kDLCUDA}.
  *
  * <ul>
  *   <li>{@code malloc(0)} allocates one byte, so the pointer is unique.</li>
- *   <li>{@code calloc} zeroes on the device ({@code cudaMemset}) and waits for it.</li>
+ *   <li>{@code calloc} zeroes on the device ({@code cuMemsetD8}) and waits for it.</li>
  *   <li>{@code realloc} allocates, copies on the device, waits, and frees the old block; if the new
  *       allocation fails the old block is untouched.</li>
- *   <li>Exhaustion ({@code cudaErrorMemoryAllocation}) returns NULL; any other CUDA error is a
+ *   <li>Exhaustion ({@code CUDA_ERROR_OUT_OF_MEMORY}) returns NULL; any other CUDA error is a
  *       {@link io.datamem.BackendException} naming the error code.</li>
  *   <li>{@code free} checks the block is live with that size ({@link IllegalArgumentException}
  *       otherwise, before any CUDA call), waits for copies datamem enqueued on it, then
- *       {@code cudaFree}.</li>
+ *       {@code cuMemFree}.</li>
  * </ul>
  *
  * <p>Every call makes the allocator's device current on the calling thread and restores the
@@ -33,7 +33,7 @@ import java.util.Objects;
  */
 public final class CudaDeviceAllocator extends CudaAllocator {
 
-    /** The alignment of every block: {@code cudaMalloc} returns 256-byte aligned memory. */
+    /** The alignment of every block: {@code cuMemAlloc} returns 256-byte aligned memory. */
     public static final long BYTE_ALIGNMENT = 256;
 
     private CudaDeviceAllocator(int device, String name) {

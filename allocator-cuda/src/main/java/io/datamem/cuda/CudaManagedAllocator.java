@@ -9,7 +9,7 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * CUDA managed (unified) memory from {@code cudaMallocManaged}: handler names
+ * CUDA managed (unified) memory from {@code cuMemAllocManaged}: handler names
  * {@code cuda:managed=N} and {@code cuda:managed=N,attach=host}.
  *
  * <p>One pointer is valid on the host and on every device; the driver migrates pages to whoever
@@ -19,7 +19,7 @@ import java.util.Objects;
  * (compute capability below 6.0, or Windows), the host must not touch managed memory while a kernel
  * runs; datamem zeroes and copies globally attached blocks on the device.
  *
- * <p>{@code malloc(0)} allocates one byte; {@code calloc} zeroes with {@code cudaMemset} and waits
+ * <p>{@code malloc(0)} allocates one byte; {@code calloc} zeroes with {@code cuMemsetD8} and waits
  * (on the host for memory attached to the host); {@code realloc} allocates, copies and frees; exhaustion returns NULL, other CUDA errors throw
  * {@link io.datamem.BackendException}; {@code free} checks the block and its size first. Every call
  * makes the device current on the calling thread and restores the thread's device afterwards.
@@ -30,11 +30,11 @@ public final class CudaManagedAllocator extends CudaAllocator {
     /** The alignment of every block. */
     public static final long BYTE_ALIGNMENT = 256;
 
-    /** Which streams may access a new block ({@code cudaMemAttach*}). */
+    /** Which streams may access a new block ({@code CU_MEM_ATTACH_*}). */
     public enum Attach {
-        /** {@code cudaMemAttachGlobal}: every stream on every device (the default). */
+        /** {@code CU_MEM_ATTACH_GLOBAL}: every stream on every device (the default). */
         GLOBAL(1),
-        /** {@code cudaMemAttachHost}: only the host, until a stream attaches it ({@code cudaStreamAttachMemAsync}). */
+        /** {@code CU_MEM_ATTACH_HOST}: only the host, until a stream attaches it ({@code cuStreamAttachMemAsync}). */
         HOST(2);
 
         private final int flag;
@@ -44,7 +44,7 @@ public final class CudaManagedAllocator extends CudaAllocator {
         }
 
         /**
-         * The {@code cudaMallocManaged} flag.
+         * The {@code cuMemAllocManaged} flag.
          *
          * @return 1 or 2
          */

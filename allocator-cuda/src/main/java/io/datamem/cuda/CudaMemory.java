@@ -30,8 +30,9 @@ import java.util.Objects;
  *
  * <p>Array copies need two open, C-contiguous arrays of the same dtype and shape, the target
  * writable; each side is host memory or CUDA memory (traits on {@code CPU}, {@code CUDA},
- * {@code CUDA_HOST} or {@code CUDA_MANAGED}). Copies use {@code cudaMemcpy(Async)} with the
- * direction the arrays' traits give (raw copies ask {@code cudaPointerGetAttributes}). Synchronous
+ * {@code CUDA_HOST} or {@code CUDA_MANAGED}). Copies use {@code cuMemcpy(Async)}, which infers
+ * the direction from the addresses; whether a synchronous copy must also wait for the stream
+ * follows from the arrays' traits (raw copies ask {@code cuPointerGetAttributes}). Synchronous
  * copies return when the data is in place. Asynchronous copies are ordered after earlier datamem work on the same
  * arrays (on any stream), are recorded for DLPack exports (which then order consumers after them),
  * and hold both arrays until the stream is synchronised; from pageable host memory they run at

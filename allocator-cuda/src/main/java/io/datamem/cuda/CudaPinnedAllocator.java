@@ -8,7 +8,7 @@ import io.datamem.cuda.internal.CudaInterchange;
 import java.util.Objects;
 
 /**
- * Page-locked ("pinned") host memory from {@code cudaHostAlloc}: handler names {@code cuda:pinned},
+ * Page-locked ("pinned") host memory from {@code cuMemHostAlloc}: handler names {@code cuda:pinned},
  * {@code cuda:pinned=N,portable,mapped,writecombined}.
  *
  * <p>The GPU's DMA engines read and write pinned memory directly, so copies from and to it run at
@@ -17,7 +17,7 @@ import java.util.Objects;
  * (the pages are locked and mapped for the device): put a pool in front,
  * {@code pool(cuda:pinned)}.
  *
- * <p>Options ({@code cudaHostAlloc} flags): <em>portable</em> (pinned for every CUDA context, not
+ * <p>Options ({@code cuMemHostAlloc} flags): <em>portable</em> (pinned for every CUDA context, not
  * only the device's), <em>mapped</em> (also mapped into the device's address space, so kernels may
  * read it across the bus; with unified addressing the device pointer is the host pointer),
  * <em>write-combined</em> (faster for the device to read and the host to write, very slow for the
@@ -36,11 +36,11 @@ public final class CudaPinnedAllocator extends CudaAllocator {
     /** The alignment of every block. */
     public static final long BYTE_ALIGNMENT = 256;
 
-    /** {@code cudaHostAllocPortable}. */
+    /** {@code CU_MEMHOSTALLOC_PORTABLE}. */
     static final int PORTABLE = 1;
-    /** {@code cudaHostAllocMapped}. */
+    /** {@code CU_MEMHOSTALLOC_DEVICEMAP}. */
     static final int MAPPED = 2;
-    /** {@code cudaHostAllocWriteCombined}. */
+    /** {@code CU_MEMHOSTALLOC_WRITECOMBINED}. */
     static final int WRITE_COMBINED = 4;
 
     private final Builder options;
@@ -111,7 +111,7 @@ public final class CudaPinnedAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostAllocPortable}: pinned for every CUDA context.
+         * {@code CU_MEMHOSTALLOC_PORTABLE}: pinned for every CUDA context.
          *
          * @param value whether to set it
          * @return this builder
@@ -122,7 +122,7 @@ public final class CudaPinnedAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostAllocMapped}: mapped into the device's address space.
+         * {@code CU_MEMHOSTALLOC_DEVICEMAP}: mapped into the device's address space.
          *
          * @param value whether to set it
          * @return this builder
@@ -133,7 +133,7 @@ public final class CudaPinnedAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostAllocWriteCombined}: write-combined (fast device reads and host writes,
+         * {@code CU_MEMHOSTALLOC_WRITECOMBINED}: write-combined (fast device reads and host writes,
          * slow host reads).
          *
          * @param value whether to set it

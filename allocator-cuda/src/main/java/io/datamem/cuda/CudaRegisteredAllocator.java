@@ -14,33 +14,33 @@ import java.util.Objects;
 
 /**
  * Host memory of any page-aligned host allocator, page-locked for CUDA with
- * {@code cudaHostRegister}: handler names {@code cuda:registered(UPSTREAM)}, for example
+ * {@code cuMemHostRegister}: handler names {@code cuda:registered(UPSTREAM)}, for example
  * {@code cuda:registered(numa:bind=pci:0000:3b:00.0)} (pinned memory on the NUMA node next to the
  * GPU) or {@code cuda:registered(hugepages:threshold=0)}.
  *
  * <p>Each block is asked of the upstream rounded up to whole pages and registered; {@code free}
- * unregisters it ({@code cudaHostUnregister}) <em>before</em> the upstream frees it, with the
+ * unregisters it ({@code cuMemHostUnregister}) <em>before</em> the upstream frees it, with the
  * rounded size. The upstream must return page-aligned blocks (its traits' alignment at least the
  * page size: {@code aligned:4096}, {@code numa:...}, {@code hugepages:...,threshold=0}), so no two
- * blocks share a page. Registration costs about as much as {@code cudaHostAlloc}: put a pool in
+ * blocks share a page. Registration costs about as much as {@code cuMemHostAlloc}: put a pool in
  * front, {@code pool(cuda:registered(numa:local))}.
  *
- * <p>Options ({@code cudaHostRegister} flags): <em>portable</em>, <em>mapped</em>,
+ * <p>Options ({@code cuMemHostRegister} flags): <em>portable</em>, <em>mapped</em>,
  * <em>read-only</em> (the device only reads the memory). Traits: the upstream's alignment and page
  * size, with {@link MemoryKind#HOST_PINNED} on {@code (CUDA_HOST, N)}, host-accessible, and
  * datamem's CUDA interchange hook; {@code traitsOf} refines the upstream's per-block traits the same
  * way. {@code calloc} asks the upstream for zeroed memory; {@code realloc} allocates, copies and
- * frees; exhaustion (of the upstream, or {@code cudaErrorMemoryAllocation} from the registration)
+ * frees; exhaustion (of the upstream, or {@code CUDA_ERROR_OUT_OF_MEMORY} from the registration)
  * returns NULL with nothing held; other CUDA errors throw {@link io.datamem.BackendException}.
  * Thread-safe if the upstream is.
  */
 public final class CudaRegisteredAllocator extends CudaAllocator {
 
-    /** {@code cudaHostRegisterPortable}. */
+    /** {@code CU_MEMHOSTREGISTER_PORTABLE}. */
     static final int PORTABLE = 1;
-    /** {@code cudaHostRegisterMapped}. */
+    /** {@code CU_MEMHOSTREGISTER_DEVICEMAP}. */
     static final int MAPPED = 2;
-    /** {@code cudaHostRegisterReadOnly}. */
+    /** {@code CU_MEMHOSTREGISTER_READ_ONLY}. */
     static final int READ_ONLY = 8;
 
     private final DataMemAllocator upstream;
@@ -135,7 +135,7 @@ public final class CudaRegisteredAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostRegisterPortable}: registered for every CUDA context.
+         * {@code CU_MEMHOSTREGISTER_PORTABLE}: registered for every CUDA context.
          *
          * @param value whether to set it
          * @return this builder
@@ -146,7 +146,7 @@ public final class CudaRegisteredAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostRegisterMapped}: mapped into the device's address space.
+         * {@code CU_MEMHOSTREGISTER_DEVICEMAP}: mapped into the device's address space.
          *
          * @param value whether to set it
          * @return this builder
@@ -157,7 +157,7 @@ public final class CudaRegisteredAllocator extends CudaAllocator {
         }
 
         /**
-         * {@code cudaHostRegisterReadOnly}: the device only reads the memory.
+         * {@code CU_MEMHOSTREGISTER_READ_ONLY}: the device only reads the memory.
          *
          * @param value whether to set it
          * @return this builder

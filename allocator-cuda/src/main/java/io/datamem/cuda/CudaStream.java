@@ -49,7 +49,7 @@ public final class CudaStream implements AutoCloseable {
 
     /**
      * Creates a stream on a device that synchronises with the legacy default stream
-     * ({@code cudaStreamCreateWithFlags(cudaStreamDefault)}).
+     * ({@code cuStreamCreate(CU_STREAM_DEFAULT)}).
      *
      * @param device the device ordinal
      * @return the stream, owned: close it
@@ -64,7 +64,7 @@ public final class CudaStream implements AutoCloseable {
 
     /**
      * Creates a stream on a device that does not synchronise with the legacy default stream
-     * ({@code cudaStreamNonBlocking}).
+     * ({@code CU_STREAM_NON_BLOCKING}).
      *
      * @param device the device ordinal
      * @return the stream, owned: close it
@@ -184,7 +184,7 @@ public final class CudaStream implements AutoCloseable {
     }
 
     /**
-     * Waits until all work enqueued on the stream is done ({@code cudaStreamSynchronize}), then
+     * Waits until all work enqueued on the stream is done ({@code cuStreamSynchronize}), then
      * releases the arrays held by copies enqueued before the call.
      *
      * @throws IllegalStateException       if the stream is closed, or CUDA is unavailable
@@ -211,7 +211,7 @@ public final class CudaStream implements AutoCloseable {
     }
 
     /**
-     * Whether all work enqueued on the stream is done ({@code cudaStreamQuery}). Releases nothing.
+     * Whether all work enqueued on the stream is done ({@code cuStreamQuery}). Releases nothing.
      *
      * @return true if the stream is idle
      * @throws IllegalStateException       if the stream is closed, or CUDA is unavailable

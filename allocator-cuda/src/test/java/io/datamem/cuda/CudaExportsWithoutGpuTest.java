@@ -39,22 +39,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The traits of every CUDA allocator, DLPack's device mapping, buffer and DLPack exports of arrays
  * whose traits are CUDA's, and the import of CUDA DLPack tensors: without a GPU, over host memory
- * that reports CUDA traits, and without loading JCuda. Runs on GPU machines too, where the two
+ * that reports CUDA traits, and without binding the CUDA driver. Runs on GPU machines too, where the two
  * exports that need CUDA succeed instead of saying it is unavailable.
  */
 class CudaExportsWithoutGpuTest {
 
-    private static boolean loadedBefore;
+    private static boolean boundBefore;
 
     @BeforeAll
     static void before() {
-        loadedBefore = CudaTests.jcudaLoaded();
+        boundBefore = CudaTests.driverBound();
     }
 
     @AfterAll
     static void nothingLoaded() {
-        if (!loadedBefore && !Cuda.isAvailable()) {
-            assertFalse(CudaTests.jcudaLoaded(), "exports of CUDA-described memory loaded JCuda without a GPU");
+        if (!boundBefore && !Cuda.isAvailable()) {
+            assertFalse(CudaTests.driverBound(), "exports of CUDA-described memory bound the CUDA driver without a GPU");
         }
     }
 

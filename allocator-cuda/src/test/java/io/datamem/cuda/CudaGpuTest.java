@@ -15,13 +15,12 @@ import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
+import io.datamem.cuda.internal.CudaRuntime;
 import io.datamem.dlpack.CopyMode;
 import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
 import io.datamem.impl.PoolingAllocator;
 import io.datamem.internal.Libc;
-import jcuda.runtime.JCuda;
-import jcuda.runtime.cudaPointerAttributes;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -263,7 +262,7 @@ class CudaGpuTest {
             };
             CudaRegisteredAllocator r = CudaRegisteredAllocator.builder(sneaky).build();
             BackendException e = assertThrows(BackendException.class, () -> r.malloc(100));
-            assertEquals("cudaErrorHostMemoryAlreadyRegistered", e.codeName());
+            assertEquals("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", e.codeName());
             assertEquals(page, freed.get(), "the upstream got its block back with the size it gave");
             assertEquals(0, r.liveBlocks());
         } finally {
@@ -279,15 +278,17 @@ class CudaGpuTest {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread t = Thread.ofPlatform().start(() -> {
             try {
-                assertEquals(0, JCuda.cudaSetDevice(0));
+                CudaRuntime.makeCurrent(0);
+                long context0 = CudaRuntime.primaryContext(0);
+                assertEquals(context0, CudaRuntime.currentContext());
                 MemorySegment p = a.malloc(4096);
-                cudaPointerAttributes attributes = new cudaPointerAttributes();
-                assertEquals(0, JCuda.cudaPointerGetAttributes(attributes, new AddressPointer(p.address())));
-                assertEquals(target, attributes.device, "allocated on the allocator's device");
-                int[] current = new int[1];
-                JCuda.cudaGetDevice(current);
-                assertEquals(0, current[0], "the thread's device is restored");
+                CudaRuntime.PointerInfo info = CudaRuntime.pointerInfo(0, p.address());
+                assertEquals(target, info.deviceOrdinal(), "allocated on the allocator's device");
+                assertEquals(2, info.memoryType(), "CU_MEMORYTYPE_DEVICE");
+                assertFalse(info.managed());
+                assertEquals(context0, CudaRuntime.currentContext(), "the thread's context is restored");
                 a.free(p, 4096);
+                assertEquals(context0, CudaRuntime.currentContext(), "the thread's context is restored");
             } catch (Throwable e) {
                 failure.set(e);
             }
@@ -297,13 +298,6 @@ class CudaGpuTest {
             throw new AssertionError(failure.get());
         }
         Assumptions.assumeTrue(devices > 1, "the device check above used device 0 only: this machine has one GPU");
-    }
-
-    /** A JCuda pointer to an address (JCuda's constructor for that is protected). */
-    private static final class AddressPointer extends jcuda.Pointer {
-        AddressPointer(long address) {
-            super(address);
-        }
     }
 
     @Test

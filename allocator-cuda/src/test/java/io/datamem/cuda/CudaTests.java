@@ -7,11 +7,6 @@ import io.datamem.impl.AlignedAllocator;
 import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.Assumptions;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 /** What the CUDA tests share: the GPU assumption with its message, and host-backed stand-ins. */
 public final class CudaTests {
 
@@ -44,13 +39,12 @@ public final class CudaTests {
                 + " without one, the GPU tests (tag cuda) check this one");
     }
 
-    /** Whether JCuda's runtime JNI library is mapped into this process. */
-    public static boolean jcudaLoaded() {
-        try {
-            return Files.readString(Path.of("/proc/self/maps")).contains("libJCudaRuntime");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    /**
+     * Whether this JVM bound the CUDA driver's functions (datamem's downcalls to
+     * {@code libcuda.so.1}), which must never happen without a working driver.
+     */
+    public static boolean driverBound() {
+        return CudaDriver.bindingsInitialised();
     }
 
     /**

@@ -24,20 +24,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A machine without a CUDA driver (this build machine, CI): the module loads, the provider says
- * why it is unavailable, every CUDA entry point fails with that reason, and JCuda's JNI library is
- * never loaded. Runs in a JVM of its own (the module's surefire setting), so nothing else loaded
- * JCuda before.
+ * why it is unavailable, every CUDA entry point fails with that reason, and the driver's functions
+ * are never bound (no downcall to CUDA is ever made).
  */
 class CudaWithoutGpuTest {
 
     private static final String NO_DRIVER = "no CUDA driver: libcuda.so.1 not found";
 
-    /** Whether a test run in this JVM before (an unusual -Dtest selection) loaded JCuda on purpose. */
-    private static boolean loadedBefore;
+    /** Whether something in this JVM bound the driver before (only possible with a driver). */
+    private static boolean boundBefore;
 
     @BeforeAll
     static void before() {
-        loadedBefore = CudaTests.jcudaLoaded();
+        boundBefore = CudaTests.driverBound();
     }
 
     @BeforeEach
@@ -46,15 +45,15 @@ class CudaWithoutGpuTest {
     }
 
     @AfterAll
-    static void jcudaWasNeverLoaded() {
+    static void theDriverWasNeverBound() {
         if (!CudaTests.driverPresent()) {
             assertNotLoaded();
         }
     }
 
     private static void assertNotLoaded() {
-        if (!loadedBefore) {
-            assertFalse(CudaTests.jcudaLoaded(), "JCuda's JNI library was loaded without a driver");
+        if (!boundBefore) {
+            assertFalse(CudaTests.driverBound(), "the CUDA driver's functions were bound without a driver");
         }
     }
 

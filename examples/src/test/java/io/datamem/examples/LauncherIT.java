@@ -59,7 +59,7 @@ class LauncherIT {
                     .map(Path::toString).collect(Collectors.joining(java.io.File.pathSeparator));
         }
         List<String> cmd = new ArrayList<>(List.of(JAVA,
-                "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl,org.lwjgl,jcuda",
+                "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl,org.lwjgl",
                 "--sun-misc-unsafe-memory-access=allow", "-Ddatamem.handler=aligned:128+stats",
                 "--module-path", modulePath, "-m", "io.datamem.examples/io.datamem.examples.cli.DatamemCli"));
         Result info = run(Map.of(), concat(cmd, "info"));

@@ -3,8 +3,8 @@ package io.datamem.cuda.internal;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The blocks of one CUDA allocator made by a runtime allocation call ({@code cudaHostAlloc},
- * {@code cudaMalloc}, {@code cudaMallocManaged}): allocation with NULL on exhaustion, zeroing on
+ * The blocks of one CUDA allocator made by a driver allocation call ({@code cuMemHostAlloc},
+ * {@code cuMemAlloc}, {@code cuMemAllocManaged}): allocation with NULL on exhaustion, zeroing on
  * the device or the host, copies for reallocation, and frees after the work enqueued on a block.
  * Internal.
  */
@@ -12,11 +12,11 @@ public final class CudaAllocations extends CudaBlocks {
 
     /** The allocation call. */
     public enum Kind {
-        /** Page-locked host memory, {@code cudaHostAlloc}. */
+        /** Page-locked host memory, {@code cuMemHostAlloc}. */
         PINNED(CudaRuntime.Alloc.HOST),
-        /** Device memory, {@code cudaMalloc}. */
+        /** Device memory, {@code cuMemAlloc}. */
         DEVICE(CudaRuntime.Alloc.DEVICE),
-        /** Managed memory, {@code cudaMallocManaged}. */
+        /** Managed memory, {@code cuMemAllocManaged}. */
         MANAGED(CudaRuntime.Alloc.MANAGED);
 
         final CudaRuntime.Alloc call;

@@ -21,15 +21,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * The CUDA driver library ({@code libcuda.so.1}) through FFM: whether it is there, whether it
  * initialises, its version and its devices. This is what decides the provider's availability,
- * before JCuda's JNI library is ever loaded (JCuda's driver binding links {@code libcuda.so.1}
- * and would fail to load without it). Internal.
+ * before any of the driver calls datamem makes ({@link DriverCalls}) is bound. Internal.
  */
 public final class CudaDriver {
 
     /** The driver library's soname. */
     public static final String LIBRARY = "libcuda.so.1";
 
-    /** The oldest driver API version the CUDA 12 runtime inside JCuda 12.x runs on (12.0). */
+    /** The oldest driver API version datamem's CUDA backend accepts (12.0). */
     public static final int MIN_DRIVER_VERSION = 12000;
 
     /** {@code CUDA_SUCCESS}. */
@@ -60,6 +59,9 @@ public final class CudaDriver {
     private static volatile Probe cached;
     private static volatile CudaDriver opened;
 
+    /** Set when {@link DriverCalls} binds the driver's functions (never without a driver). */
+    static volatile boolean bindingsInitialised;
+
     private final SymbolLookup lookup;
     private final MethodHandle cuInit;
     private final MethodHandle cuDriverGetVersion;
@@ -70,10 +72,6 @@ public final class CudaDriver {
     private final MethodHandle cuDeviceGetPciBusId;
     private final MethodHandle cuDeviceGetAttribute;
     private final MethodHandle cuGetErrorName;
-    private final MethodHandle cuCtxGetCurrent;
-    private final MethodHandle cuMemHostAlloc;
-    private final MethodHandle cuMemFreeHost;
-    private final MethodHandle cuMemAllocManaged;
 
     private CudaDriver(SymbolLookup lookup) {
         this.lookup = lookup;
@@ -88,11 +86,6 @@ public final class CudaDriver {
         cuDeviceGetAttribute = handle("cuDeviceGetAttribute", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT,
                 JAVA_INT));
         cuGetErrorName = handle("cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        cuCtxGetCurrent = handle("cuCtxGetCurrent", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuMemHostAlloc = handle("cuMemHostAlloc", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-        cuMemFreeHost = handle("cuMemFreeHost", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        cuMemAllocManaged = handle("cuMemAllocManaged", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG,
-                JAVA_INT));
     }
 
     private MethodHandle handle(String name, FunctionDescriptor descriptor) {
@@ -131,8 +124,8 @@ public final class CudaDriver {
     public static Probe probe(String library, String osName, String osArch, String cudaVisibleDevices) {
         if (!osName.toLowerCase(Locale.ROOT).startsWith("linux")
                 || !(osArch.equals("amd64") || osArch.equals("x86_64"))) {
-            return unavailable("datamem's CUDA backend runs on Linux x86-64 (JCuda's natives on the class path are"
-                    + " linux-x86_64); this is " + osName + " " + osArch, 0);
+            return unavailable("datamem's CUDA backend runs on Linux x86-64 (its driver bindings are written and"
+                    + " checked for linux-x86_64); this is " + osName + " " + osArch, 0);
         }
         Optional<CudaDriver> opened = open(library);
         if (opened.isEmpty()) {
@@ -159,8 +152,9 @@ public final class CudaDriver {
                         + " [driver " + versionString(version) + "]", version);
             }
             if (version < MIN_DRIVER_VERSION) {
-                return unavailable("the CUDA driver supports CUDA " + versionString(version) + ", older than the"
-                        + " CUDA 12 runtime JCuda is built with: update the NVIDIA driver to R525 or newer", version);
+                return unavailable("the CUDA driver supports CUDA " + versionString(version) + ", older than"
+                        + " CUDA 12, which datamem's CUDA backend needs: update the NVIDIA driver to R525 or newer",
+                        version);
             }
             int rc = d.call(d.cuDeviceGetCount, out);
             int count = rc == CUDA_SUCCESS ? out.get(JAVA_INT, 0) : 0;
@@ -263,22 +257,6 @@ public final class CudaDriver {
     }
 
     /**
-     * The current thread's CUDA context ({@code cuCtxGetCurrent}), after the runtime made a
-     * device's primary context current.
-     *
-     * @return the {@code CUcontext}, or 0
-     */
-    long currentContext() {
-        if (cuCtxGetCurrent == null) {
-            return 0;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            return call(cuCtxGetCurrent, out) == CUDA_SUCCESS ? out.get(JAVA_LONG, 0) : 0;
-        }
-    }
-
-    /**
      * The {@code CUdevice} of an ordinal.
      *
      * @param ordinal the device ordinal
@@ -292,62 +270,13 @@ public final class CudaDriver {
     }
 
     /**
-     * Allocates page-locked host memory with the driver ({@code cuMemHostAlloc}, flags as
-     * {@code cudaHostAlloc}'s) in the calling thread's current context.
+     * Whether this JVM bound the driver's functions ({@link DriverCalls}): never on a machine
+     * without a working driver, which tests check.
      *
-     * @param byteSize    the size
-     * @param flags       {@code CU_MEMHOSTALLOC_*}
-     * @param handlerName for messages
-     * @return the address, or 0 for {@code CUDA_ERROR_OUT_OF_MEMORY}
+     * @return true once bound
      */
-    long memHostAlloc(long byteSize, int flags, String handlerName) {
-        return allocate(cuMemHostAlloc, "cuMemHostAlloc", byteSize, flags, handlerName);
-    }
-
-    /**
-     * Allocates managed memory with the driver ({@code cuMemAllocManaged}).
-     *
-     * @param byteSize    the size
-     * @param flags       {@code CU_MEM_ATTACH_*}
-     * @param handlerName for messages
-     * @return the address, or 0 for {@code CUDA_ERROR_OUT_OF_MEMORY}
-     */
-    long memAllocManaged(long byteSize, int flags, String handlerName) {
-        return allocate(cuMemAllocManaged, "cuMemAllocManaged", byteSize, flags, handlerName);
-    }
-
-    private long allocate(MethodHandle h, String function, long byteSize, int flags, String handlerName) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ADDRESS);
-            int rc = (int) h.invokeExact(out, byteSize, flags);
-            if (rc == 2) {   // CUDA_ERROR_OUT_OF_MEMORY
-                return 0;
-            }
-            if (rc != CUDA_SUCCESS) {
-                throw new io.datamem.BackendException(handlerName, byteSize, CudaErrors.BACKEND, function, rc,
-                        errorName(rc), null);
-            }
-            return out.get(JAVA_LONG, 0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw io.datamem.internal.Libc.rethrow(t);
-        }
-    }
-
-    /**
-     * Frees what {@link #memHostAlloc} returned ({@code cuMemFreeHost}).
-     *
-     * @param address     the block
-     * @param handlerName for messages
-     * @param byteSize    for messages
-     */
-    void memFreeHost(long address, String handlerName, long byteSize) {
-        int rc = call(cuMemFreeHost, MemorySegment.ofAddress(address));
-        if (rc != CUDA_SUCCESS) {
-            throw new io.datamem.BackendException(handlerName, byteSize, CudaErrors.BACKEND, "cuMemFreeHost", rc,
-                    errorName(rc), null);
-        }
+    public static boolean bindingsInitialised() {
+        return bindingsInitialised;
     }
 
     private String errorName(int code) {

@@ -24,7 +24,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class CudaInterchange implements DeviceInterchange {
 
-    private static final ConcurrentHashMap<Long, Long> CONTEXTS = new ConcurrentHashMap<>();
     private static final ConcurrentHashMap<Integer, CudaInterchange> INSTANCES = new ConcurrentHashMap<>();
 
     private final MemoryKind kind;
@@ -90,7 +89,7 @@ public final class CudaInterchange implements DeviceInterchange {
 
     /**
      * The page size of CUDA memory of a kind: the host page size for memory the host maps, 2 MiB
-     * (the large pages the GPU maps {@code cudaMalloc} memory with) for device memory.
+     * (the large pages the GPU maps {@code cuMemAlloc} memory with) for device memory.
      *
      * @param kind the memory kind
      * @return bytes
@@ -129,7 +128,7 @@ public final class CudaInterchange implements DeviceInterchange {
         long context = 0;
         long deviceHandle = 0;
         if (CudaRuntime.availability().available()) {   // else: described without handles, nothing loaded
-            context = CONTEXTS.computeIfAbsent((long) ordinal, o -> CudaRuntime.primaryContext(ordinal));
+            context = CudaRuntime.primaryContext(ordinal);
             deviceHandle = CudaDriver.open().deviceHandle(ordinal);
         }
         return new StandardDeviceInfo(device, kind, e == null ? 0 : e.stream(), context, deviceHandle);

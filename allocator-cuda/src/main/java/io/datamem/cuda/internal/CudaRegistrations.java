@@ -6,7 +6,7 @@ import io.datamem.internal.Checks;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Blocks of an upstream host allocator page-locked with {@code cudaHostRegister}. Each block is
+ * Blocks of an upstream host allocator page-locked with {@code cuMemHostRegister}. Each block is
  * asked of the upstream rounded up to whole pages (the upstream's blocks start on page
  * boundaries), so no two blocks share a page: CUDA registers whole pages, and a page registered
  * twice is an error. Internal.
@@ -23,7 +23,7 @@ public final class CudaRegistrations extends CudaBlocks {
      *
      * @param upstream the host allocator (page-aligned, checked by the caller)
      * @param device   the device whose context registers (checked by the caller)
-     * @param flags    {@code cudaHostRegister} flags
+     * @param flags    {@code cuMemHostRegister} flags
      * @param pageSize the page size blocks are rounded to
      * @param name     the handler name, for messages
      */
@@ -71,7 +71,7 @@ public final class CudaRegistrations extends CudaBlocks {
             if (CudaErrors.isExhaustion(rc)) {
                 return MemorySegment.NULL;
             }
-            throw CudaErrors.exception(name, byteSize, "cudaHostRegister", rc,
+            throw CudaErrors.exception(name, byteSize, "cuMemHostRegister", rc,
                     rc == CudaErrors.HOST_MEMORY_ALREADY_REGISTERED ? "the upstream returned pages already"
                             + " registered (does it share pages between blocks?)" : null);
         }

@@ -1,69 +1,66 @@
 package io.datamem.cuda.internal;
 
 import io.datamem.spi.Availability;
-import jcuda.CudaException;
-import jcuda.JCudaVersion;
-import jcuda.runtime.JCuda;
-import jcuda.runtime.cudaEvent_t;
-import jcuda.runtime.cudaStream_t;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The CUDA runtime calls datamem makes, through JCuda, with the device selection and error
- * translation every caller needs. Internal.
+ * The CUDA calls datamem makes, through the driver API ({@link DriverCalls}, FFM downcalls to
+ * {@code libcuda.so.1}), with the context handling and error translation every caller needs.
+ * Internal.
  *
- * <p>Nothing here touches JCuda (whose static initialiser loads its JNI library) before
- * {@link #availability()} found a working driver through {@link CudaDriver}. Every operation on a
- * device makes that device current on the calling thread for the duration of the call and
- * restores the thread's previous device afterwards, so allocations and frees are correct on any
- * thread, whatever device the thread last used. Calls return the runtime's code, or throw a
- * {@link io.datamem.BackendException} naming it ({@code cudaErrorMemoryAllocation} excepted where a
- * caller turns it into NULL). JCuda's optional exceptions (an application may switch them on
- * globally) are translated back to codes.
+ * <p>Nothing here binds the driver's functions before {@link #availability()} found a working
+ * driver through {@link CudaDriver#probe()}. Every operation on a device runs in that device's
+ * <em>primary context</em> (the one the CUDA runtime, PyTorch and CuPy use, so that memory, streams
+ * and events are shared with them): the context is pushed on the calling thread's context stack for
+ * the duration of the call and popped afterwards, so allocations and frees are correct on any
+ * thread, whatever context the thread has current, and that context is current again afterwards.
+ * Datamem retains each primary context once, at its first use, and keeps it for the life of the
+ * process, as the runtime does. Calls return the driver's {@code CUresult}, or throw a
+ * {@link io.datamem.BackendException} naming it ({@code CUDA_ERROR_OUT_OF_MEMORY} excepted where a
+ * caller turns it into NULL).
  */
 public final class CudaRuntime {
 
-    /** {@code cudaEventDisableTiming}. */
+    /** {@code CU_EVENT_DISABLE_TIMING}. */
     static final int EVENT_DISABLE_TIMING = 2;
-    /** {@code cudaStreamNonBlocking}. */
+    /** {@code CU_STREAM_NON_BLOCKING}. */
     static final int STREAM_NON_BLOCKING = 1;
-    /** {@code cudaStreamLegacy}. */
+    /** {@code CU_STREAM_LEGACY}, the legacy default stream ({@code cudaStreamLegacy} has the same value). */
     public static final long STREAM_LEGACY = 1;
-    /** {@code cudaStreamPerThread}. */
+    /** {@code CU_STREAM_PER_THREAD}, the calling thread's default stream ({@code cudaStreamPerThread}). */
     public static final long STREAM_PER_THREAD = 2;
 
+    /** {@code CU_POINTER_ATTRIBUTE_MEMORY_TYPE}. */
+    private static final int ATTRIBUTE_MEMORY_TYPE = 2;
+    /** {@code CU_POINTER_ATTRIBUTE_IS_MANAGED}. */
+    private static final int ATTRIBUTE_IS_MANAGED = 8;
+    /** {@code CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL}. */
+    private static final int ATTRIBUTE_DEVICE_ORDINAL = 9;
+    /** {@code CU_MEMORYTYPE_HOST}. */
+    private static final int MEMORYTYPE_HOST = 1;
+
     private static volatile Availability availability;
-    private static volatile String nativesNote = "";
+    /** The retained primary context of each device ordinal, 0 until first used. */
+    private static volatile AtomicLongArray contexts;
 
     private CudaRuntime() {
-    }
-
-    /** A runtime call returning its {@code cudaError_t}. */
-    @FunctionalInterface
-    private interface Call {
-        int call();
-    }
-
-    /**
-     * Runs a runtime call, turning a {@link CudaException} (JCuda's exceptions switched on) back into
-     * its code.
-     */
-    private static int run(Call call) {
-        try {
-            return call.call();
-        } catch (CudaException e) {
-            String message = String.valueOf(e.getMessage()).strip();
-            int space = message.indexOf(' ');
-            int code = CudaErrors.code(space < 0 ? message : message.substring(0, space));
-            return code < 0 ? 999 : code;   // cudaErrorUnknown
-        }
     }
 
     // ---------------------------------------------------------------------------------------------
     // Availability
 
     /**
-     * Whether CUDA works here: the driver probe ({@link CudaDriver#probe()}, without JCuda), then
-     * JCuda's runtime library loading and counting the same devices. Decided once per JVM.
+     * Whether CUDA works here: the driver probe ({@link CudaDriver#probe()}: the library, its
+     * version, {@code cuInit} and the devices), then every driver function datamem calls, looked up
+     * in the library. Decided once per JVM.
      *
      * @return the availability, with a reason a user can act on
      */
@@ -86,34 +83,17 @@ public final class CudaRuntime {
         if (!probe.availability().available()) {
             return probe.availability();
         }
-        nativesNote = JCudaNatives.prepare();
         try {
-            int[] count = new int[1];
-            int rc = run(() -> JCuda.cudaGetDeviceCount(count));
-            if (rc != CudaErrors.SUCCESS) {
-                JCuda.cudaGetLastError();
-                return Availability.unavailable("the CUDA runtime in JCuda " + JCudaVersion.get()
-                        + " cannot use the driver (CUDA " + CudaDriver.versionString(probe.driverVersion())
-                        + "): cudaGetDeviceCount failed with " + CudaErrors.name(rc) + " (" + rc + ")");
+            Optional<String> unusable = DriverCalls.unusable();
+            if (unusable.isPresent()) {
+                return Availability.unavailable(unusable.get() + " [driver "
+                        + CudaDriver.versionString(probe.driverVersion()) + "]");
             }
-            if (count[0] != probe.devices().size()) {
-                return Availability.unavailable("the CUDA runtime counts " + count[0] + " devices, the driver "
-                        + probe.devices().size());
-            }
+            contexts = new AtomicLongArray(probe.devices().size());
             return Availability.AVAILABLE;
-        } catch (LinkageError e) {
-            return Availability.unavailable("JCuda's native library could not be loaded (" + nativesNote + "): "
-                    + e.getMessage());
+        } catch (RuntimeException | LinkageError e) {
+            return Availability.unavailable("binding the CUDA driver's functions failed: " + e);
         }
-    }
-
-    /**
-     * How JCuda's JNI library was found, for diagnostics.
-     *
-     * @return a line, empty before CUDA was probed with a driver present
-     */
-    public static String nativesNote() {
-        return nativesNote;
     }
 
     /**
@@ -150,60 +130,132 @@ public final class CudaRuntime {
         return device;
     }
 
+
     // ---------------------------------------------------------------------------------------------
-    // Devices
+    // Contexts
 
     /**
-     * Makes a device current on this thread.
+     * The primary context of a device, retained at its first use and kept for the life of the
+     * process ({@code cuDeviceGet}, then {@code cuDevicePrimaryCtxRetain}): the context the CUDA
+     * runtime makes current for that device, so that what datamem allocates and enqueues is shared
+     * with the runtime's users.
      *
      * @param device the ordinal
-     * @return the device that was current before
+     * @return the {@code CUcontext}
+     * @throws IllegalStateException    if CUDA is unavailable
+     * @throws IllegalArgumentException if no such device exists
      */
-    public static int enter(int device) {
-        int[] current = new int[1];
-        int rc = run(() -> JCuda.cudaGetDevice(current));
-        check(rc, "cudaGetDevice", null, 0);
-        if (current[0] != device) {
-            rc = run(() -> JCuda.cudaSetDevice(device));
-            check(rc, "cudaSetDevice(" + device + ")", null, 0);
+    public static long primaryContext(int device) {
+        require();
+        AtomicLongArray c = contexts;
+        if (device < 0 || device >= c.length()) {
+            checkDevice(device);   // throws, naming the devices
         }
-        return current[0];
+        long ctx = c.get(device);
+        if (ctx != 0) {
+            return ctx;
+        }
+        synchronized (c) {
+            ctx = c.get(device);
+            if (ctx == 0) {
+                ctx = retainPrimaryContext(device);
+                c.set(device, ctx);
+            }
+        }
+        return ctx;
+    }
+
+    private static long retainPrimaryContext(int ordinal) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dev = arena.allocate(JAVA_INT);
+            check(DriverCalls.deviceGet(dev, ordinal), "cuDeviceGet", null, 0);
+            MemorySegment ctx = arena.allocate(ADDRESS);
+            check(DriverCalls.devicePrimaryCtxRetain(ctx, dev.get(JAVA_INT, 0)), "cuDevicePrimaryCtxRetain", null, 0);
+            long value = ctx.get(JAVA_LONG, 0);
+            if (value == 0) {
+                throw new IllegalStateException("cuDevicePrimaryCtxRetain returned no context for device " + ordinal);
+            }
+            return value;
+        }
     }
 
     /**
-     * Makes a device current on this thread and its primary context the thread's current context,
-     * for calls to the driver API ({@code cudaGetDevice} answers 0 on a thread that never used CUDA,
-     * without any context being current).
+     * The calling thread's current context ({@code cuCtxGetCurrent}).
+     *
+     * @return the {@code CUcontext}, 0 if none is current
+     * @throws IllegalStateException if CUDA is unavailable
+     */
+    public static long currentContext() {
+        require();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            check(DriverCalls.ctxGetCurrent(out), "cuCtxGetCurrent", null, 0);
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+
+    /**
+     * Makes a device's primary context the calling thread's current context
+     * ({@code cuCtxSetCurrent}), as {@code cudaSetDevice} does. Datamem's own calls do not need this
+     * (each pushes the context it needs); it is for code that mixes datamem with its own driver calls.
      *
      * @param device the ordinal
-     * @return the device that was current before
+     * @throws IllegalStateException    if CUDA is unavailable
+     * @throws IllegalArgumentException if no such device exists
      */
-    static int enterWithContext(int device) {
-        int[] current = new int[1];
-        check(run(() -> JCuda.cudaGetDevice(current)), "cudaGetDevice", null, 0);
-        check(run(() -> JCuda.cudaSetDevice(device)), "cudaSetDevice(" + device + ")", null, 0);
-        return current[0];
+    public static void makeCurrent(int device) {
+        check(DriverCalls.ctxSetCurrent(primaryContext(device)), "cuCtxSetCurrent", null, 0);
     }
 
     /**
-     * Restores the device {@link #enter} replaced.
-     *
-     * @param previous what {@code enter} returned
-     * @param device   the device entered
+     * A device's primary context pushed on the calling thread's context stack for the length of a
+     * call, with a confined arena for the call's out-parameters. Closing pops the context (what was
+     * current before is current again) and frees the arena.
      */
-    public static void leave(int previous, int device) {
-        if (previous != device) {
-            run(() -> JCuda.cudaSetDevice(previous));
+    private static final class Scope implements AutoCloseable {
+
+        final Arena arena;
+
+        Scope(int device) {
+            long ctx = primaryContext(device);
+            int rc = DriverCalls.ctxPushCurrent(ctx);
+            check(rc, "cuCtxPushCurrent", null, 0);
+            arena = Arena.ofConfined();
+        }
+
+        /**
+         * Room for one pointer-sized out-parameter, zeroed.
+         *
+         * @return 8 bytes
+         */
+        MemorySegment out() {
+            return arena.allocate(JAVA_LONG);
+        }
+
+        @Override
+        public void close() {
+            try {
+                // cannot fail after a successful push on this thread; not checked, so that it never
+                // hides the exception of the call it closes
+                DriverCalls.ctxPopCurrent(arena.allocate(ADDRESS));
+            } finally {
+                arena.close();
+            }
         }
     }
 
+    private static Scope enter(int device) {
+        return new Scope(device);
+    }
+
     /**
-     * Throws for a code other than {@code cudaSuccess}, after clearing the thread's last error.
+     * Throws for a code other than {@code CUDA_SUCCESS}.
      *
      * @param rc          the code
      * @param operation   the call
      * @param handlerName the handler, or null
      * @param byteSize    the size involved, or 0
+     * @throws io.datamem.BackendException naming the code, unless it is {@code CUDA_SUCCESS}
      */
     public static void check(int rc, String operation, String handlerName, long byteSize) {
         if (rc != CudaErrors.SUCCESS) {
@@ -212,32 +264,31 @@ public final class CudaRuntime {
     }
 
     private static io.datamem.BackendException failure(int rc, String operation, String handlerName, long byteSize) {
-        clearLastError();
-        String detail;
-        try {
-            detail = JCuda.cudaGetErrorString(rc);
-        } catch (RuntimeException | LinkageError e) {
-            detail = null;
+        boolean bound = CudaDriver.bindingsInitialised();   // else: named from the table, nothing loaded
+        String name = CudaErrors.name(rc);
+        String detail = null;
+        if (bound) {
+            if (!CudaErrors.known(rc)) {
+                String driverName = DriverCalls.errorName(rc);
+                name = driverName == null ? name : driverName;
+            }
+            detail = DriverCalls.errorString(rc);
         }
-        return CudaErrors.exception(handlerName, byteSize, operation, rc, detail);
-    }
-
-    private static void clearLastError() {
-        run(JCuda::cudaGetLastError);
+        return CudaErrors.exception(handlerName, byteSize, operation, rc, name, detail);
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Allocation. Each returns the address, 0 when the runtime reports cudaErrorMemoryAllocation, and
+    // Allocation. Each returns the address, 0 when the driver reports CUDA_ERROR_OUT_OF_MEMORY, and
     // throws for any other error.
 
     /** Which allocation call. */
     public enum Alloc {
-        /** {@code cudaHostAlloc}. */
-        HOST("cudaHostAlloc"),
-        /** {@code cudaMalloc}. */
-        DEVICE("cudaMalloc"),
-        /** {@code cudaMallocManaged}. */
-        MANAGED("cudaMallocManaged");
+        /** {@code cuMemHostAlloc}, freed by {@code cuMemFreeHost}. */
+        HOST("cuMemHostAlloc"),
+        /** {@code cuMemAlloc}, freed by {@code cuMemFree}. */
+        DEVICE("cuMemAlloc"),
+        /** {@code cuMemAllocManaged}, freed by {@code cuMemFree}. */
+        MANAGED("cuMemAllocManaged");
 
         final String function;
 
@@ -250,54 +301,28 @@ public final class CudaRuntime {
      * Allocates.
      *
      * @param what        the call
-     * @param device      the device to allocate on (current during the call)
+     * @param device      the device whose primary context allocates
      * @param byteSize    bytes, at least 1
-     * @param flags       the call's flags (ignored by {@code cudaMalloc})
+     * @param flags       the call's flags: {@code CU_MEMHOSTALLOC_*} for {@code cuMemHostAlloc},
+     *                    {@code CU_MEM_ATTACH_*} for {@code cuMemAllocManaged}, ignored by
+     *                    {@code cuMemAlloc}
      * @param handlerName for messages
      * @return the address, or 0 on exhaustion
      */
     public static long allocate(Alloc what, int device, long byteSize, int flags, String handlerName) {
-        if (viaDriver(what, byteSize, flags)) {
-            int previous = enterWithContext(device);
-            try {
-                CudaDriver driver = CudaDriver.open();
-                return what == Alloc.HOST ? driver.memHostAlloc(byteSize, flags, handlerName)
-                        : driver.memAllocManaged(byteSize, flags, handlerName);
-            } finally {
-                leave(previous, device);
-            }
-        }
-        RawPointer p = new RawPointer();
-        int previous = enter(device);
-        try {
+        try (Scope s = enter(device)) {
+            MemorySegment out = s.out();
             int rc = switch (what) {
-                case HOST -> run(() -> JCuda.cudaHostAlloc(p, byteSize, flags));
-                case DEVICE -> run(() -> JCuda.cudaMalloc(p, byteSize));
-                case MANAGED -> run(() -> JCuda.cudaMallocManaged(p, byteSize, flags));
+                case HOST -> DriverCalls.memHostAlloc(out, byteSize, flags);
+                case DEVICE -> DriverCalls.memAlloc(out, byteSize);
+                case MANAGED -> DriverCalls.memAllocManaged(out, byteSize, flags);
             };
             if (CudaErrors.isExhaustion(rc)) {
-                clearLastError();
                 return 0;
             }
             check(rc, what.function, handlerName, byteSize);
-            return p.address();
-        } finally {
-            leave(previous, device);
+            return out.get(JAVA_LONG, 0);
         }
-    }
-
-    /**
-     * Whether an allocation goes to the driver API through FFM instead of JCuda: JCuda wraps
-     * page-locked and host-attached managed blocks in a {@code java.nio.ByteBuffer}, which cannot
-     * exceed {@code Integer.MAX_VALUE} bytes, so larger blocks would fail after being allocated.
-     *
-     * @param what     the call
-     * @param byteSize the size
-     * @param flags    its flags
-     * @return true for {@code cudaHostAlloc} and host-attached {@code cudaMallocManaged} above 2 GiB - 1
-     */
-    public static boolean viaDriver(Alloc what, long byteSize, int flags) {
-        return byteSize > Integer.MAX_VALUE && (what == Alloc.HOST || (what == Alloc.MANAGED && flags == 2));
     }
 
     /**
@@ -310,50 +335,29 @@ public final class CudaRuntime {
      * @param byteSize    for messages
      */
     public static void free(Alloc what, int device, long address, String handlerName, long byteSize) {
-        if (what == Alloc.HOST && viaDriver(what, byteSize, 0)) {
-            int previous = enterWithContext(device);
-            try {
-                CudaDriver.open().memFreeHost(address, handlerName, byteSize);
-                return;
-            } finally {
-                leave(previous, device);
-            }
-        }
-        RawPointer p = new RawPointer(address);
-        int previous = enter(device);
-        try {
-            int rc = what == Alloc.HOST ? run(() -> JCuda.cudaFreeHost(p)) : run(() -> JCuda.cudaFree(p));
-            check(rc, what == Alloc.HOST ? "cudaFreeHost" : "cudaFree", handlerName, byteSize);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            int rc = what == Alloc.HOST ? DriverCalls.memFreeHost(address) : DriverCalls.memFree(address);
+            check(rc, what == Alloc.HOST ? "cuMemFreeHost" : "cuMemFree", handlerName, byteSize);
         }
     }
 
     /**
-     * Page-locks host memory ({@code cudaHostRegister}).
+     * Page-locks host memory ({@code cuMemHostRegister}).
      *
-     * @param device   the device whose context registers it
+     * @param device   the device whose primary context registers it
      * @param address  the start
      * @param byteSize the length
-     * @param flags    {@code cudaHostRegister*} flags
-     * @return the runtime's code (the caller decides what exhaustion means)
+     * @param flags    {@code CU_MEMHOSTREGISTER_*} flags
+     * @return the driver's code (the caller decides what exhaustion means)
      */
     public static int register(int device, long address, long byteSize, int flags) {
-        RawPointer p = new RawPointer(address);
-        int previous = enter(device);
-        try {
-            int rc = run(() -> JCuda.cudaHostRegister(p, byteSize, flags));
-            if (rc != CudaErrors.SUCCESS) {
-                clearLastError();
-            }
-            return rc;
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            return DriverCalls.memHostRegister(address, byteSize, flags);
         }
     }
 
     /**
-     * Undoes {@link #register}.
+     * Undoes {@link #register} ({@code cuMemHostUnregister}).
      *
      * @param device      the device
      * @param address     the start
@@ -361,18 +365,14 @@ public final class CudaRuntime {
      * @param byteSize    for messages
      */
     public static void unregister(int device, long address, String handlerName, long byteSize) {
-        RawPointer p = new RawPointer(address);
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaHostUnregister(p)), "cudaHostUnregister", handlerName, byteSize);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.memHostUnregister(address), "cuMemHostUnregister", handlerName, byteSize);
         }
     }
 
     /**
-     * Zeroes device or managed memory and waits until it is done ({@code cudaMemset} on the legacy
-     * default stream, then synchronising it).
+     * Zeroes device or managed memory and waits until it is done ({@code cuMemsetD8} on the legacy
+     * default stream, then synchronising it: the memset may return before it has run).
      *
      * @param device      the device
      * @param address     the start
@@ -380,14 +380,9 @@ public final class CudaRuntime {
      * @param handlerName for messages
      */
     public static void zero(int device, long address, long byteSize, String handlerName) {
-        RawPointer p = new RawPointer(address);
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaMemset(p, 0, byteSize)), "cudaMemset", handlerName, byteSize);
-            check(run(() -> JCuda.cudaStreamSynchronize(JCuda.cudaStreamLegacy)), "cudaStreamSynchronize",
-                    handlerName, byteSize);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.memsetD8(address, (byte) 0, byteSize), "cuMemsetD8", handlerName, byteSize);
+            check(DriverCalls.streamSynchronize(STREAM_LEGACY), "cuStreamSynchronize", handlerName, byteSize);
         }
     }
 
@@ -395,14 +390,14 @@ public final class CudaRuntime {
     // Copies
 
     /**
-     * Where the bytes of a copy are, as far as the copy direction and its synchronisation care.
-     * JCuda's {@code cudaMemcpy} takes only the four explicit directions (not
-     * {@code cudaMemcpyDefault}), so every copy says where its ends are.
+     * Where the bytes of a copy are, as far as its synchronisation cares. {@code cuMemcpy} infers
+     * the direction from the addresses (unified addressing); whether a synchronous copy must also
+     * wait for the stream depends on where its ends are.
      */
     public enum Side {
         /** Ordinary (pageable) host memory: copies to the device are staged by the driver. */
         PAGEABLE,
-        /** Page-locked host memory ({@code cudaHostAlloc}, {@code cudaHostRegister}). */
+        /** Page-locked host memory ({@code cuMemHostAlloc}, {@code cuMemHostRegister}). */
         PINNED,
         /** Device or managed memory. */
         DEVICE;
@@ -418,21 +413,9 @@ public final class CudaRuntime {
     }
 
     /**
-     * The {@code cudaMemcpyKind} of a copy.
-     *
-     * @param source where the source is
-     * @param target where the target is
-     * @return {@code cudaMemcpyHostToHost} (0), {@code HostToDevice} (1), {@code DeviceToHost} (2)
-     *         or {@code DeviceToDevice} (3)
-     */
-    public static int memcpyKind(Side source, Side target) {
-        return (source.host() ? 0 : 2) + (target.host() ? 0 : 1);
-    }
-
-    /**
-     * Whether a {@code cudaMemcpy} may return before its data has arrived, so that a synchronous
-     * copy must also wait for the legacy default stream: from pageable memory to the device (the
-     * call returns once the data is staged), and from device to device (no host synchronisation).
+     * Whether a {@code cuMemcpy} may return before its data has arrived, so that a synchronous copy
+     * must also wait for the legacy default stream: from pageable memory to the device (the call
+     * returns once the data is staged), and from device to device (no host synchronisation).
      *
      * @param source where the source is
      * @param target where the target is
@@ -443,31 +426,65 @@ public final class CudaRuntime {
     }
 
     /**
-     * Where an address is, asking the runtime ({@code cudaPointerGetAttributes}): for raw copies
-     * whose memory kinds nobody described.
+     * What the driver knows about an address ({@code cuPointerGetAttributes}).
+     *
+     * @param memoryType    {@code CU_POINTER_ATTRIBUTE_MEMORY_TYPE}: 0 for memory CUDA does not
+     *                      know, 1 host ({@code CU_MEMORYTYPE_HOST}), 2 device, 3 array, 4 unified
+     * @param managed       {@code CU_POINTER_ATTRIBUTE_IS_MANAGED}
+     * @param deviceOrdinal {@code CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL}: the device it was allocated
+     *                      or registered on (meaningless for memory CUDA does not know)
+     */
+    public record PointerInfo(int memoryType, boolean managed, int deviceOrdinal) {
+    }
+
+    /**
+     * Asks the driver about an address ({@code cuPointerGetAttributes}, which, unlike
+     * {@code cuPointerGetAttribute}, succeeds for memory CUDA does not know).
+     *
+     * @param device  the device whose context is current for the query
+     * @param address the address
+     * @return what the driver says
+     */
+    public static PointerInfo pointerInfo(int device, long address) {
+        try (Scope s = enter(device)) {
+            MemorySegment attributes = s.arena.allocate(JAVA_INT, 3);
+            attributes.setAtIndex(JAVA_INT, 0, ATTRIBUTE_MEMORY_TYPE);
+            attributes.setAtIndex(JAVA_INT, 1, ATTRIBUTE_IS_MANAGED);
+            attributes.setAtIndex(JAVA_INT, 2, ATTRIBUTE_DEVICE_ORDINAL);
+            // one zeroed 8-byte slot per value: each value (unsigned int, bool or int) fits, and
+            // reading 4 bytes of a zeroed slot is right whichever of these the driver writes
+            MemorySegment values = s.arena.allocate(JAVA_LONG, 3);
+            MemorySegment data = s.arena.allocate(ADDRESS, 3);
+            for (int i = 0; i < 3; i++) {
+                data.setAtIndex(ADDRESS, i, values.asSlice(i * 8L, 8));
+            }
+            check(DriverCalls.pointerGetAttributes(3, attributes, data, address), "cuPointerGetAttributes", null, 0);
+            return new PointerInfo(values.get(JAVA_INT, 0), values.get(JAVA_INT, 8) != 0, values.get(JAVA_INT, 16));
+        }
+    }
+
+    /**
+     * Where an address is, asking the driver: for raw copies whose memory kinds nobody described.
      *
      * @param device  the device current for the query
      * @param address the address
      * @return the side
      */
     public static Side sideOf(int device, long address) {
-        jcuda.runtime.cudaPointerAttributes attributes = new jcuda.runtime.cudaPointerAttributes();
-        RawPointer p = new RawPointer(address);
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaPointerGetAttributes(attributes, p)), "cudaPointerGetAttributes", null, 0);
-        } finally {
-            leave(previous, device);
+        PointerInfo p = pointerInfo(device, address);
+        if (p.managed()) {
+            return Side.DEVICE;
         }
-        return switch (attributes.type) {   // JCuda 12 fills 'type' (memoryType is the deprecated pre-12 field)
-            case 1 -> Side.PINNED;              // cudaMemoryTypeHost
-            case 2, 3 -> Side.DEVICE;           // cudaMemoryTypeDevice, cudaMemoryTypeManaged
-            default -> Side.PAGEABLE;           // cudaMemoryTypeUnregistered
+        return switch (p.memoryType()) {
+            case 0 -> Side.PAGEABLE;               // not known to CUDA
+            case MEMORYTYPE_HOST -> Side.PINNED;   // cuMemHostAlloc, cuMemHostRegister
+            default -> Side.DEVICE;                // device, array, unified
         };
     }
 
     /**
-     * Copies bytes and waits until they have arrived.
+     * Copies bytes and waits until they have arrived ({@code cuMemcpy}, which infers the direction
+     * from the addresses, then the legacy default stream where the copy returns early).
      *
      * @param device     the device to run on
      * @param source     the source address
@@ -480,23 +497,16 @@ public final class CudaRuntime {
         if (byteSize == 0) {
             return;
         }
-        RawPointer s = new RawPointer(source);
-        RawPointer t = new RawPointer(target);
-        int kind = memcpyKind(sourceSide, targetSide);
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaMemcpy(t, s, byteSize, kind)), "cudaMemcpy", null, byteSize);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.memcpy(target, source, byteSize), "cuMemcpy", null, byteSize);
             if (returnsEarly(sourceSide, targetSide)) {
-                check(run(() -> JCuda.cudaStreamSynchronize(JCuda.cudaStreamLegacy)), "cudaStreamSynchronize", null,
-                        byteSize);
+                check(DriverCalls.streamSynchronize(STREAM_LEGACY), "cuStreamSynchronize", null, byteSize);
             }
-        } finally {
-            leave(previous, device);
         }
     }
 
     /**
-     * Enqueues a copy on a stream ({@code cudaMemcpyAsync}).
+     * Enqueues a copy on a stream ({@code cuMemcpyAsync}).
      *
      * @param device     the stream's device
      * @param source     the source address
@@ -511,15 +521,8 @@ public final class CudaRuntime {
         if (byteSize == 0) {
             return;
         }
-        RawPointer s = new RawPointer(source);
-        RawPointer t = new RawPointer(target);
-        int kind = memcpyKind(sourceSide, targetSide);
-        cudaStream_t st = Handles.stream(stream);
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaMemcpyAsync(t, s, byteSize, kind, st)), "cudaMemcpyAsync", null, byteSize);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.memcpyAsync(target, source, byteSize, stream), "cuMemcpyAsync", null, byteSize);
         }
     }
 
@@ -527,170 +530,124 @@ public final class CudaRuntime {
     // Streams and events
 
     /**
-     * Creates a stream.
+     * Creates a stream in a device's primary context ({@code cuStreamCreate}).
      *
      * @param device      its device
      * @param nonBlocking whether it skips the implicit synchronisation with the legacy default stream
      * @return the stream value
      */
     public static long createStream(int device, boolean nonBlocking) {
-        cudaStream_t s = new cudaStream_t();
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaStreamCreateWithFlags(s, nonBlocking ? STREAM_NON_BLOCKING : 0)),
-                    "cudaStreamCreateWithFlags", null, 0);
-            return Handles.value(s);
-        } finally {
-            leave(previous, device);
+        try (Scope s = enter(device)) {
+            MemorySegment out = s.out();
+            check(DriverCalls.streamCreate(out, nonBlocking ? STREAM_NON_BLOCKING : 0), "cuStreamCreate", null, 0);
+            return out.get(JAVA_LONG, 0);
         }
     }
 
     /**
-     * Destroys a stream made by {@link #createStream}.
+     * Destroys a stream made by {@link #createStream} ({@code cuStreamDestroy}).
      *
      * @param device its device
      * @param stream the stream value
      */
     public static void destroyStream(int device, long stream) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaStreamDestroy(Handles.stream(stream))), "cudaStreamDestroy", null, 0);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.streamDestroy(stream), "cuStreamDestroy", null, 0);
         }
     }
 
     /**
-     * Waits until a stream has done all its work.
+     * Waits until a stream has done all its work ({@code cuStreamSynchronize}).
      *
      * @param device the device whose legacy or per-thread stream 1 and 2 mean
      * @param stream the stream value
      */
     public static void synchronizeStream(int device, long stream) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaStreamSynchronize(Handles.stream(stream))), "cudaStreamSynchronize", null, 0);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.streamSynchronize(stream), "cuStreamSynchronize", null, 0);
         }
     }
 
     /**
-     * Whether a stream has done all its work ({@code cudaStreamQuery}).
+     * Whether a stream has done all its work ({@code cuStreamQuery}).
      *
      * @param device the device
      * @param stream the stream value
      * @return true if idle
      */
     public static boolean streamIdle(int device, long stream) {
-        int previous = enter(device);
-        try {
-            int rc = run(() -> JCuda.cudaStreamQuery(Handles.stream(stream)));
+        try (Scope _ = enter(device)) {
+            int rc = DriverCalls.streamQuery(stream);
             if (rc == CudaErrors.NOT_READY) {
-                clearLastError();
                 return false;
             }
-            check(rc, "cudaStreamQuery", null, 0);
+            check(rc, "cuStreamQuery", null, 0);
             return true;
-        } finally {
-            leave(previous, device);
         }
     }
 
     /**
-     * Creates an event without timing (the cheap kind used for ordering).
+     * Creates an event without timing (the cheap kind used for ordering; {@code cuEventCreate} with
+     * {@code CU_EVENT_DISABLE_TIMING}).
      *
-     * @param device the device whose context it belongs to
+     * @param device the device whose primary context it belongs to
      * @return the event value
      */
     public static long createEvent(int device) {
-        cudaEvent_t e = new cudaEvent_t();
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaEventCreateWithFlags(e, EVENT_DISABLE_TIMING)), "cudaEventCreateWithFlags",
-                    null, 0);
-            return Handles.value(e);
-        } finally {
-            leave(previous, device);
+        try (Scope s = enter(device)) {
+            MemorySegment out = s.out();
+            check(DriverCalls.eventCreate(out, EVENT_DISABLE_TIMING), "cuEventCreate", null, 0);
+            return out.get(JAVA_LONG, 0);
         }
     }
 
     /**
-     * Records an event on a stream of the event's device.
+     * Records an event on a stream of the event's device ({@code cuEventRecord}).
      *
      * @param device the device of both
      * @param event  the event value
      * @param stream the stream value
      */
     public static void recordEvent(int device, long event, long stream) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaEventRecord(Handles.event(event), Handles.stream(stream))), "cudaEventRecord",
-                    null, 0);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.eventRecord(event, stream), "cuEventRecord", null, 0);
         }
     }
 
     /**
-     * Makes a stream wait for an event (without blocking the host).
+     * Makes a stream wait for an event, without blocking the host ({@code cuStreamWaitEvent}).
      *
      * @param device the device current for the call (the one stream values 1 and 2 refer to)
      * @param stream the waiting stream
      * @param event  the event
      */
     public static void waitEvent(int device, long stream, long event) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaStreamWaitEvent(Handles.stream(stream), Handles.event(event), 0)),
-                    "cudaStreamWaitEvent", null, 0);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.streamWaitEvent(stream, event, 0), "cuStreamWaitEvent", null, 0);
         }
     }
 
     /**
-     * Blocks until an event has completed.
+     * Blocks until an event has completed ({@code cuEventSynchronize}).
      *
      * @param device the event's device
      * @param event  the event
      */
     public static void synchronizeEvent(int device, long event) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaEventSynchronize(Handles.event(event))), "cudaEventSynchronize", null, 0);
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.eventSynchronize(event), "cuEventSynchronize", null, 0);
         }
     }
 
     /**
-     * Destroys an event (its resources go once it has completed).
+     * Destroys an event; its resources go once it has completed ({@code cuEventDestroy}).
      *
      * @param device the event's device
      * @param event  the event
      */
     public static void destroyEvent(int device, long event) {
-        int previous = enter(device);
-        try {
-            check(run(() -> JCuda.cudaEventDestroy(Handles.event(event))), "cudaEventDestroy", null, 0);
-        } finally {
-            leave(previous, device);
-        }
-    }
-
-    /**
-     * The primary context of a device ({@code cuCtxGetCurrent} while the runtime has it current).
-     *
-     * @param device the ordinal
-     * @return the {@code CUcontext}, or 0 if the driver does not say
-     */
-    public static long primaryContext(int device) {
-        int previous = enterWithContext(device);
-        try {
-            return CudaDriver.open().currentContext();
-        } finally {
-            leave(previous, device);
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.eventDestroy(event), "cuEventDestroy", null, 0);
         }
     }
 }

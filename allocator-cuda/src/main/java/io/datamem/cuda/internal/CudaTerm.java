@@ -43,13 +43,13 @@ public record CudaTerm(Kind kind, int device, boolean portable, boolean mapped, 
 
     /** The kinds of CUDA memory a term names. */
     public enum Kind {
-        /** {@code cudaHostAlloc}. */
+        /** {@code cuMemHostAlloc}. */
         PINNED,
-        /** {@code cudaMalloc}. */
+        /** {@code cuMemAlloc}. */
         DEVICE,
-        /** {@code cudaMallocManaged}. */
+        /** {@code cuMemAllocManaged}. */
         MANAGED,
-        /** {@code cudaHostRegister} over an upstream. */
+        /** {@code cuMemHostRegister} over an upstream. */
         REGISTERED;
 
         /**

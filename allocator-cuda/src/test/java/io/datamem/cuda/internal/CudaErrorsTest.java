@@ -9,49 +9,57 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** CUDA error codes to names and to {@link BackendException}s, without a GPU. */
+/** CUDA driver error codes ({@code CUresult}) to names and to {@link BackendException}s, without a GPU. */
 class CudaErrorsTest {
 
     @Test
-    void codesHaveTheRuntimeNames() {
-        assertEquals("cudaSuccess", CudaErrors.name(0));
-        assertEquals("cudaErrorInvalidValue", CudaErrors.name(1));
-        assertEquals("cudaErrorMemoryAllocation", CudaErrors.name(2));
-        assertEquals("cudaErrorInsufficientDriver", CudaErrors.name(35));
-        assertEquals("cudaErrorNoDevice", CudaErrors.name(100));
-        assertEquals("cudaErrorInvalidDevice", CudaErrors.name(101));
-        assertEquals("cudaErrorNotReady", CudaErrors.name(600));
-        assertEquals("cudaErrorIllegalAddress", CudaErrors.name(700));
-        assertEquals("cudaErrorHostMemoryAlreadyRegistered", CudaErrors.name(712));
-        assertEquals("cudaErrorHostMemoryNotRegistered", CudaErrors.name(713));
-        assertEquals("cudaErrorUnknown", CudaErrors.name(999));
-        assertEquals("cudaError_t(123456)", CudaErrors.name(123456), "a code this JCuda does not know");
-        assertEquals(2, CudaErrors.code("cudaErrorMemoryAllocation"));
-        assertEquals(713, CudaErrors.code("cudaErrorHostMemoryNotRegistered"));
-        assertEquals(-1, CudaErrors.code("cudaErrorFromTheFuture"));
+    void codesHaveTheDriverNames() {
+        assertEquals("CUDA_SUCCESS", CudaErrors.name(0));
+        assertEquals("CUDA_ERROR_INVALID_VALUE", CudaErrors.name(1));
+        assertEquals("CUDA_ERROR_OUT_OF_MEMORY", CudaErrors.name(2));
+        assertEquals("CUDA_ERROR_NOT_INITIALIZED", CudaErrors.name(3));
+        assertEquals("CUDA_ERROR_STUB_LIBRARY", CudaErrors.name(34));
+        assertEquals("CUDA_ERROR_NO_DEVICE", CudaErrors.name(100));
+        assertEquals("CUDA_ERROR_INVALID_DEVICE", CudaErrors.name(101));
+        assertEquals("CUDA_ERROR_INVALID_CONTEXT", CudaErrors.name(201));
+        assertEquals("CUDA_ERROR_INVALID_HANDLE", CudaErrors.name(400));
+        assertEquals("CUDA_ERROR_NOT_READY", CudaErrors.name(600));
+        assertEquals("CUDA_ERROR_ILLEGAL_ADDRESS", CudaErrors.name(700));
+        assertEquals("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", CudaErrors.name(712));
+        assertEquals("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", CudaErrors.name(713));
+        assertEquals("CUDA_ERROR_UNKNOWN", CudaErrors.name(999));
+        assertEquals("CUresult(123456)", CudaErrors.name(123456), "a code the table does not know");
+        assertFalse(CudaErrors.known(123456));
+        assertTrue(CudaErrors.known(712));
+        assertEquals(2, CudaErrors.code("CUDA_ERROR_OUT_OF_MEMORY"));
+        assertEquals(713, CudaErrors.code("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"));
+        assertEquals(-1, CudaErrors.code("CUDA_ERROR_FROM_THE_FUTURE"));
+        assertEquals(-1, CudaErrors.code("cudaErrorMemoryAllocation"), "runtime names are not driver names");
+        assertEquals(CudaErrors.NOT_READY, CudaErrors.code("CUDA_ERROR_NOT_READY"));
+        assertEquals(CudaErrors.HOST_MEMORY_ALREADY_REGISTERED, CudaErrors.code("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"));
     }
 
     @Test
-    void onlyMemoryAllocationMeansExhaustion() {
-        assertTrue(CudaErrors.isExhaustion(CudaErrors.MEMORY_ALLOCATION));
-        for (int code : new int[] {0, 1, 35, 100, 700, 712, 999}) {
+    void onlyOutOfMemoryMeansExhaustion() {
+        assertTrue(CudaErrors.isExhaustion(CudaErrors.OUT_OF_MEMORY));
+        for (int code : new int[] {0, 1, 3, 34, 100, 201, 600, 700, 712, 999}) {
             assertFalse(CudaErrors.isExhaustion(code), CudaErrors.name(code));
         }
     }
 
     @Test
     void failuresBecomeBackendExceptionsNamingTheCode() {
-        BackendException e = CudaErrors.exception("pool(cuda:device=1)", 4096, "cudaMalloc", 700,
+        BackendException e = CudaErrors.exception("pool(cuda:device=1)", 4096, "cuMemAlloc", 700,
                 "an illegal memory access was encountered");
         assertInstanceOf(AllocationException.class, e);
         assertEquals("CUDA", e.backend());
         assertEquals(700, e.code());
-        assertEquals("cudaErrorIllegalAddress", e.codeName());
+        assertEquals("CUDA_ERROR_ILLEGAL_ADDRESS", e.codeName());
         assertEquals("pool(cuda:device=1)", e.handlerName());
         assertEquals(4096, e.byteSize());
-        assertEquals("handler 'pool(cuda:device=1)': CUDA cudaMalloc failed with cudaErrorIllegalAddress (700) for"
+        assertEquals("handler 'pool(cuda:device=1)': CUDA cuMemAlloc failed with CUDA_ERROR_ILLEGAL_ADDRESS (700) for"
                 + " 4096 bytes: an illegal memory access was encountered", e.getMessage());
-        BackendException bare = CudaErrors.exception(null, 0, "cudaStreamSynchronize", 35, null);
-        assertEquals("CUDA cudaStreamSynchronize failed with cudaErrorInsufficientDriver (35)", bare.getMessage());
+        BackendException bare = CudaErrors.exception(null, 0, "cuStreamSynchronize", 3, null);
+        assertEquals("CUDA cuStreamSynchronize failed with CUDA_ERROR_NOT_INITIALIZED (3)", bare.getMessage());
     }
 }
