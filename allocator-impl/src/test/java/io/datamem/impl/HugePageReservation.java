@@ -27,7 +27,7 @@ final class HugePageReservation implements AutoCloseable {
     static HugePageReservation reserve(long pageSize, int pages) {
         String size = HugePages.sizeName(pageSize);
         Path sysfs = Path.of("/sys/kernel/mm/hugepages/hugepages-" + (pageSize >> 10) + "kB/nr_hugepages");
-        Path control = pageSize == defaultHugePageSize() ? Path.of("/proc/sys/vm/nr_hugepages") : sysfs;
+        Path control = pageSize == HugePages.defaultPageSize() ? Path.of("/proc/sys/vm/nr_hugepages") : sysfs;
         Optional<HugePages.Pool> pool = HugePages.pool(pageSize);
         if (pool.isEmpty()) {
             return new HugePageReservation(control, -1, "this kernel offers no " + size + " huge pages (no "
@@ -58,19 +58,6 @@ final class HugePageReservation implements AutoCloseable {
                     + "at boot: hugepagesz=" + size.replace(" ", "").replace("iB", "") + " hugepages=" + pages + ")");
         }
         return new HugePageReservation(control, before, null);
-    }
-
-    private static long defaultHugePageSize() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("Hugepagesize:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            return -1;
-        }
-        return -1;
     }
 
     private static void restore(Path control, long value) {
