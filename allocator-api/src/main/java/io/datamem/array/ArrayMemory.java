@@ -165,19 +165,70 @@ final class ArrayMemory implements Runnable {
         return confinedTo;
     }
 
-    synchronized boolean isFreed() {
-        return freed;
-    }
-
     /** Freed, or being closed (its segments already invalid, the free about to happen). */
     synchronized boolean isClosing() {
         return freed || closedExplicitly;
     }
 
-    synchronized void pinExport() {
-        if (freed) {
-            throw new IllegalStateException(description() + " is closed");
+    /**
+     * The lifecycle check every path that hands out an address or a segment makes: whether an array
+     * made at generation {@code gen} may still reach this memory.
+     *
+     * @param gen the generation the array was made for
+     * @param who the array, named in the message
+     * @throws IllegalStateException if the memory is freed or being closed, was reallocated since
+     *                               ({@code gen} is stale), or (foreign memory) its segment's scope
+     *                               is closed
+     */
+    synchronized void checkLive(int gen, Object who) {
+        IllegalStateException e = notLive(gen, who);
+        if (e != null) {
+            throw e;
         }
+    }
+
+    /** Whether {@link #checkLive} would pass. */
+    synchronized boolean isLive(int gen) {
+        return notLive(gen, null) == null;
+    }
+
+    /**
+     * Why an array made at generation {@code gen} may no longer reach this memory, or null if it
+     * may: the exception {@link #checkLive} would throw.
+     */
+    synchronized IllegalStateException whyNotLive(int gen, Object who) {
+        return notLive(gen, who);
+    }
+
+    // Under the lock. 'who' is turned into text only when the check fails.
+    private IllegalStateException notLive(int gen, Object who) {
+        if (handler == null) {
+            if (!data.scope().isAlive()) {
+                return new IllegalStateException(who + " is closed: the segment it wraps is no longer alive (its"
+                        + " arena was closed)");
+            }
+            return null;
+        }
+        if (freed || closedExplicitly) {
+            return new IllegalStateException(who + " is closed: its memory was freed through handler '"
+                    + handler.name() + "'");
+        }
+        if (gen != generation) {
+            return new IllegalStateException(who + " is no longer valid: the owning array was resized, which"
+                    + " reallocated its memory");
+        }
+        return null;
+    }
+
+    /**
+     * Checks and pins in one step: the memory is live for generation {@code gen}, and stays so (it
+     * can be neither closed nor resized) until {@link #unpinExport()}. A close or resize that began
+     * earlier makes this fail; one that begins later is refused while the pin is held.
+     *
+     * @throws IllegalStateException as {@link #checkLive}
+     */
+    synchronized void pinExport(int gen, Object who) {
+        checkLive(gen, who);
         exports++;
     }
 

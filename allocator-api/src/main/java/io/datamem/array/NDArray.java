@@ -190,10 +190,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return the owning array
      * @throws NullPointerException     if {@code handler}, {@code block}, {@code dtype} or
      *                                  {@code shape} is null
-     * @throws IllegalArgumentException if the shape is invalid, {@code strides} has the wrong length,
-     *                                  or an element would lie outside
-     *                                  {@code [block, block + allocatedByteSize)}; ownership then stays
-     *                                  with the caller
+     * @throws IllegalArgumentException if {@code block} is a heap segment, or NULL while the shape
+     *                                  has elements,
+     *                                  {@code allocatedByteSize} is negative, the shape is invalid,
+     *                                  {@code strides} has the wrong length, or an element would lie
+     *                                  outside {@code [block, block + allocatedByteSize)}; ownership
+     *                                  then stays with the caller
      */
     public static NDArray adopt(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
                                 long[] shape, long[] strides, long byteOffset) {
@@ -209,6 +211,18 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private static NDArray adoptChecked(DataMemHandler handler, MemorySegment block, long allocatedByteSize,
                                         DType dtype, long[] shape, long[] strides, long byteOffset,
                                         boolean readOnly) {
+        if (!block.isNative()) {
+            throw new IllegalArgumentException("block: a Java heap segment (expected: a native block that handler '"
+                    + handler.name() + "' allocated)");
+        }
+        if (block.address() == 0 && elementCount(shape) != 0) {   // no element, no memory: DLPack allows NULL
+            throw new IllegalArgumentException("block: NULL for " + elementCount(shape) + " element(s) (expected: a"
+                    + " block that handler '" + handler.name() + "' allocated)");
+        }
+        if (allocatedByteSize < 0) {
+            throw new IllegalArgumentException("allocatedByteSize: " + allocatedByteSize + " (expected: >= 0, the size"
+                    + " handler '" + handler.name() + "' allocated)");
+        }
         checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
         long[] ownShape = shape.clone();
         ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
@@ -387,10 +401,15 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * The address of element [0, ..., 0], also for device memory.
      *
      * @return the address
-     * @throws IllegalStateException if the array is closed
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     * @throws UnsupportedOperationException if the array wraps a Java heap segment
      */
     public long address() {
-        checkOpen();
+        checkLive();
+        if (memory.handler == null && !data.isNative()) {
+            throw new UnsupportedOperationException(this + " wraps a Java heap segment, which has no native address:"
+                    + " copy it into native memory first (copy())");
+        }
         return dataAddress + offset;
     }
 
@@ -430,12 +449,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * Whether {@link #close} was called on this array, or this view's memory was freed.
+     * Whether this array can no longer be used: {@link #close} was called on it, its memory was
+     * freed (a view whose owner was closed), reallocated (a view made before its owner was
+     * {@linkplain #resize resized}), or, for {@linkplain #wrap wrapped} memory, its segment's scope
+     * is no longer alive. Every operation on such an array except this one, {@code close} and the
+     * properties that describe its shape throws {@link IllegalStateException}.
      *
      * @return true if closed
      */
     public boolean isClosed() {
-        return closed || memory.isFreed();
+        return closed || !memory.isLive(generation);
     }
 
     /**
@@ -492,11 +515,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * array it is exactly {@link #byteSize()} bytes.
      *
      * @return the segment
-     * @throws IllegalStateException         if the array is closed
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      * @throws UnsupportedOperationException if the memory is not host-accessible (device memory)
      */
     public MemorySegment segment() {
         MemorySegment d = hostData();
+        memory.checkLive(generation, this);
         if (size == 0) {
             return d.asSlice(offset, 0);
         }
@@ -543,6 +567,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
+    /**
+     * The lifecycle check of every path that hands out an address, a segment or a view: this array
+     * is open and its memory is still the memory it was made for (not freed, not being closed, not
+     * reallocated by a resize; a wrapped segment still alive). Exports pin instead
+     * ({@link #retainExport()}), which checks the same under the same lock.
+     */
+    private void checkLive() {
+        checkOpen();
+        memory.checkLive(generation, this);
+    }
+
     private long elementOffset(long[] index) {
         if (index.length != shape.length) {
             throw new IllegalArgumentException("index has " + index.length + " value(s) (expected: " + shape.length
@@ -561,13 +596,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private RuntimeException closedOr(IllegalStateException e) {
-        if (closed || memory.isClosing()) {
-            return new IllegalStateException(this + " is closed: its memory was freed through handler '"
-                    + handlerName() + "'", e);
+        if (closed) {
+            return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
+                    : ": its memory was freed through handler '" + handlerName() + "'"), e);
         }
-        if (data != null && !data.scope().isAlive()) {
-            return new IllegalStateException(this + " is no longer valid: the owning array was resized, which"
-                    + " reallocated its memory", e);
+        IllegalStateException why = memory.whyNotLive(generation, this);
+        if (why != null) {
+            why.initCause(e);
+            return why;
         }
         return e;
     }
@@ -1113,6 +1149,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private NDArray view(long newOffset, long[] newShape, long[] newStrides, boolean viewReadOnly) {
+        checkLive();
         return new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, dataByteSize, generation,
                 newOffset, newShape, newStrides);
     }
@@ -1165,9 +1202,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long newBytes = byteSizeOf(dtype, s, count);
         DataMemHandler handler = memory.handler;
         synchronized (memory) {
-            if (memory.isFreed()) {
-                throw new IllegalStateException(this + " is closed");
-            }
+            memory.checkLive(generation, this);
             if (memory.exports() > 0) {
                 throw new IllegalStateException("cannot resize " + this + ": " + memory.exports()
                         + " buffer export(s) still held");
@@ -1260,7 +1295,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     @Override
     public BufferView getBuffer(int flags) {
-        checkOpen();
+        checkLive();
         MemoryTraits traits = memory.traits;
         boolean onDevice = !traits.hostAccessible();
         if (onDevice && !BufferFlags.requests(flags, BufferFlags.DEVICE)) {
@@ -1296,33 +1331,39 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + dtype.itemSize() + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
         }
         boolean withDevice = BufferFlags.requests(flags, BufferFlags.DEVICE);
-        BufferView.Builder b = BufferView.builder(this, flags)
-                .address(address())
-                .len(byteSize())
-                .itemSize(dtype.itemSize())
-                .readOnly(readOnly)
-                .format(withFormat ? dtype.format() : null)
-                .ndim(withShape ? shape.length : 1)
-                .shape(withShape && shape.length > 0 ? shape : null)
-                .strides(withStrides && shape.length > 0 ? strides : null)
-                .flags(withDevice ? BufferFlags.DEVICE : 0)
-                .releaseAction(this::releaseExport);
-        if (onDevice) {
-            DeviceInterchange interchange = traits.interchange();
-            if (interchange == null) {
-                throw new BufferException(this + " is " + traits.kind() + " memory on " + traits.device()
-                        + ", but handler '" + handlerName() + "' gives no DeviceInterchange to describe it (its"
-                        + " backend must attach one to its traits)", BufferFlags.DEVICE);
-            }
-            MemorySegment block = MemorySegment.ofAddress(dataAddress);
-            DeviceInfo info = interchange.deviceInfo(block, traits);
-            b.device(interchange.bufferDeviceId(), info);
-        } else {
-            b.segment(segment());
-        }
-        BufferView view = b.build();
+        // Pinned before the address and segment are read: a close or resize either happened before
+        // (the pin fails) or waits for the view's release (it is refused meanwhile).
         retainExport();
-        return view;
+        try {
+            BufferView.Builder b = BufferView.builder(this, flags)
+                    .address(dataAddress + offset)
+                    .len(byteSize())
+                    .itemSize(dtype.itemSize())
+                    .readOnly(readOnly)
+                    .format(withFormat ? dtype.format() : null)
+                    .ndim(withShape ? shape.length : 1)
+                    .shape(withShape && shape.length > 0 ? shape : null)
+                    .strides(withStrides && shape.length > 0 ? strides : null)
+                    .flags(withDevice ? BufferFlags.DEVICE : 0)
+                    .releaseAction(this::releaseExport);
+            if (onDevice) {
+                DeviceInterchange interchange = traits.interchange();
+                if (interchange == null) {
+                    throw new BufferException(this + " is " + traits.kind() + " memory on " + traits.device()
+                            + ", but handler '" + handlerName() + "' gives no DeviceInterchange to describe it (its"
+                            + " backend must attach one to its traits)", BufferFlags.DEVICE);
+                }
+                MemorySegment block = MemorySegment.ofAddress(dataAddress);
+                DeviceInfo info = interchange.deviceInfo(block, traits);
+                b.device(interchange.bufferDeviceId(), info);
+            } else {
+                b.segment(segment());
+            }
+            return b.build();
+        } catch (RuntimeException | Error e) {
+            releaseExport();
+            throw e;
+        }
     }
 
     private BufferException layout(String requested, String isNot, int flag) {
@@ -1345,12 +1386,15 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     /**
      * Records that a buffer export of this array's memory is held: the owner cannot be closed or
-     * resized until {@link #releaseExport()}.
+     * resized until {@link #releaseExport()}. Checks and pins under the memory's lock, as close and
+     * resize decide under it, so an export either pins before a close begins (the close is then
+     * refused) or fails here.
      *
-     * @throws IllegalStateException if the memory is already freed
+     * @throws IllegalStateException if the array {@linkplain #isClosed() is closed}
      */
     void retainExport() {
-        memory.pinExport();
+        checkOpen();
+        memory.pinExport(generation, this);
     }
 
     /**

@@ -374,8 +374,10 @@ public final class BufferView implements AutoCloseable {
      * @param allocator where to allocate the struct and what it points to, for example an
      *                  {@link java.lang.foreign.Arena}
      * @return the struct
-     * @throws NullPointerException  if {@code allocator} is null
-     * @throws IllegalStateException if the view was released
+     * @throws NullPointerException          if {@code allocator} is null
+     * @throws IllegalStateException         if the view was released
+     * @throws UnsupportedOperationException if the view is over a Java heap segment (no native
+     *                                       address to give native code)
      */
     public MemorySegment toNative(SegmentAllocator allocator) {
         Objects.requireNonNull(allocator, "allocator");
@@ -397,8 +399,10 @@ public final class BufferView implements AutoCloseable {
      *                  requested
      * @param allocator where to allocate the format string, shape, strides and device fields
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if {@code pyBuffer} is too small for the request
-     * @throws IllegalStateException    if the view was released
+     * @throws IllegalArgumentException      if {@code pyBuffer} is too small for the request
+     * @throws IllegalStateException         if the view was released
+     * @throws UnsupportedOperationException if the view is over a Java heap segment (no native
+     *                                       address to give native code)
      */
     public void writeNative(MemorySegment pyBuffer, SegmentAllocator allocator) {
         Objects.requireNonNull(pyBuffer, "pyBuffer");
@@ -415,6 +419,10 @@ public final class BufferView implements AutoCloseable {
     }
 
     private void write(MemorySegment s, SegmentAllocator allocator) {
+        if (segment != null && !segment.isNative()) {
+            throw new UnsupportedOperationException("this buffer view of " + obj + " is over a Java heap segment,"
+                    + " which has no native address: native code cannot read it (copy the data into native memory)");
+        }
         s.set(JAVA_LONG, OFF_BUF, address);
         s.set(JAVA_LONG, OFF_OBJ, 0);
         s.set(JAVA_LONG, OFF_LEN, len);

@@ -174,7 +174,10 @@ public final class DLPack {
      * @param options the consumer's arguments
      * @return the managed tensor (a segment of the struct's size), valid until its deleter is called
      * @throws NullPointerException          if an argument is null
-     * @throws IllegalStateException         if the array is closed
+     * @throws IllegalStateException         if the array {@linkplain NDArray#isClosed() is closed}
+     *                                       (a stale view included) or a close of its memory has begun
+     * @throws UnsupportedOperationException if the array wraps a Java heap segment, which has no
+     *                                       native address
      * @throws IllegalArgumentException      if a stream is given for memory exported as CPU memory, or
      *                                       for memory without a device backend
      * @throws BufferException               if the array cannot be exported as asked: a read-only
@@ -192,6 +195,22 @@ public final class DLPack {
         boolean versioned = !max.isLegacy();
         DLPackVersion produced = !versioned ? DLPackVersion.LEGACY
                 : max.compareTo(DLPackVersion.CURRENT) >= 0 ? DLPackVersion.CURRENT : max;
+        // The lifecycle check and pin, before the array's address is read: the memory can be neither
+        // closed nor resized until the pin is released (by the consumer's deleter, or below once a
+        // copy is made or the export failed); a close that began earlier makes this throw.
+        BufferView pin = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+        try {
+            return export(array, options, max, versioned, produced, pin);
+        } catch (RuntimeException | Error e) {
+            pin.release();
+            throw e;
+        }
+    }
+
+    /** The export proper, with the array pinned; the pin goes to the export, or is released once a copy is made. */
+
+    private static MemorySegment export(NDArray array, DLPackOptions options, DLPackVersion max, boolean versioned,
+                                        DLPackVersion produced, BufferView pin) {
         long elementZero = array.address();
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
@@ -237,6 +256,7 @@ public final class DLPack {
         try {
             if (copy) {
                 owned = host ? hostCopy(array) : deviceToHost(array, block, interchange);
+                pin.release();   // the consumer gets the copy: the array itself needs no pin any more
                 if (exported.type() != DeviceType.CPU) {
                     Device copyDevice = dlpackDevice(owned);
                     if (!copyDevice.equals(exported)) {
@@ -246,7 +266,7 @@ public final class DLPack {
                     }
                 }
             } else {
-                view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+                view = pin;
             }
             NDArray shared = copy ? owned : array;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0);

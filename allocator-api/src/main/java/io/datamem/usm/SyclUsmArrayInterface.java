@@ -5,6 +5,8 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
+import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferView;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
@@ -118,7 +120,9 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
      * @return the interface; {@code data} is the start of the array's USM allocation and
      *         {@code offset} the element index of {@code [0, ..., 0]} from it
      * @throws NullPointerException  if {@code array} is null
-     * @throws IllegalStateException if the array is closed
+     * @throws IllegalStateException if the array {@linkplain NDArray#isClosed() is closed} or a
+     *                               close of its memory has begun
+     * @throws UnsupportedOperationException if the array wraps a Java heap segment
      * @throws BufferException       if the memory is not SYCL USM (its device type is not
      *                               {@code ONE_API}), its backend gives no {@code syclobj}, its USM
      *                               kind is unknown, or a stride or the offset is not a multiple of
@@ -126,6 +130,17 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
      */
     public static SyclUsmArrayInterface of(NDArray array) {
         Objects.requireNonNull(array, "array");
+        // Pinned while the backend is asked about the block: it can be neither closed nor resized
+        // meanwhile (the interface itself, like NumPy's __array_interface__, is valid while the array is).
+        BufferView pin = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+        try {
+            return describe(array);
+        } finally {
+            pin.release();
+        }
+    }
+
+    private static SyclUsmArrayInterface describe(NDArray array) {
         long address = array.address();
         MemoryTraits traits = array.traits();
         if (traits.device().type() != DeviceType.ONE_API) {

@@ -1,0 +1,322 @@
+package io.datamem.array;
+
+import io.datamem.DataMem;
+import io.datamem.DataMemAllocator;
+import io.datamem.DataMemHandler;
+import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferView;
+import io.datamem.dlpack.DLPack;
+import io.datamem.testing.CountingAllocator;
+import io.datamem.testing.Nep49SampleAllocator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The array lifecycle under misuse: every path that hands out an address, a segment, a view or an
+ * export goes through one check, so a stale view, a closed base, a closed foreign arena or an
+ * export racing a close becomes an exception, never an export of freed memory. The allocator below
+ * fails the test if a block is freed while something handed out over it is still usable.
+ */
+class ArrayLifecycleSafetyTest {
+
+    private final Nep49SampleAllocator sample = new Nep49SampleAllocator();
+    private final CountingAllocator counting = new CountingAllocator(sample);
+    /** Blocks with an export held (address to count): freeing one of them is the bug. */
+    private final ConcurrentHashMap<Long, Integer> exported = new ConcurrentHashMap<>();
+    private final List<String> violations = new ArrayList<>();
+    private final DataMemHandler h = DataMemHandler.of("safety-test", new DataMemAllocator() {
+        @Override
+        public MemorySegment malloc(long byteSize) {
+            return counting.malloc(byteSize);
+        }
+
+        @Override
+        public MemorySegment calloc(long count, long elementByteSize) {
+            return counting.calloc(count, elementByteSize);
+        }
+
+        @Override
+        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+            check(ptr.address(), "realloc");
+            return counting.realloc(ptr, oldByteSize, newByteSize);
+        }
+
+        @Override
+        public void free(MemorySegment ptr, long byteSize) {
+            check(ptr.address(), "free");
+            counting.free(ptr, byteSize);
+        }
+
+        private void check(long address, String what) {
+            if (exported.containsKey(address)) {
+                synchronized (violations) {
+                    violations.add(what + " of 0x" + Long.toHexString(address) + " while an export of it is held");
+                }
+            }
+        }
+    });
+
+    @AfterEach
+    void nothingFreedUnderAnExportNothingLeaked() {
+        assertEquals(List.of(), violations);
+        assertEquals(List.of(), sample.violations());
+        assertEquals(0, counting.liveBlocks(), "every array closed and freed exactly once");
+    }
+
+    private NDArray zeros(long... shape) {
+        return DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, shape));
+    }
+
+    /** Every operation that hands out memory, on an array that must refuse them all. */
+    private static void refusesEverything(NDArray stale, String message) {
+        List<Function<NDArray, Object>> operations = List.of(
+                NDArray::address,
+                NDArray::segment,
+                a -> a.getBuffer(BufferFlags.FULL_RO),
+                a -> a.getBuffer(BufferFlags.SIMPLE),
+                a -> DLPack.toDLPack(a, 1),
+                a -> DLPack.toDLPack(a, 0),
+                a -> a.reshape(-1),
+                a -> a.slice(Slice.all()),
+                NDArray::transpose,
+                NDArray::asReadOnly,
+                NDArray::copy,
+                a -> a.getDouble(new long[a.ndim()]),
+                a -> {
+                    a.setDouble(1, new long[a.ndim()]);
+                    return null;
+                });
+        for (Function<NDArray, Object> op : operations) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> op.apply(stale));
+            assertTrue(e.getMessage().contains(message), e.getMessage());
+        }
+        assertTrue(stale.isClosed());
+    }
+
+    @Test
+    void aViewMadeBeforeItsBaseWasResizedRefusesEveryPath() {
+        NDArray base = zeros(8);
+        NDArray view = base.reshape(8);
+        NDArray touched = base.reshape(2, 4);
+        touched.setDouble(1, 0, 0);                // one view has a segment, the other has none yet
+        base.resize(1 << 16);                      // moves the block (the sample allocator always moves)
+        refusesEverything(view, "no longer valid: the owning array was resized");
+        assertThrows(IllegalStateException.class, () -> touched.address());
+        assertThrows(IllegalStateException.class, () -> touched.getBuffer(BufferFlags.FULL_RO));
+        assertThrows(IllegalStateException.class, () -> touched.getDouble(0, 0));
+        NDArray fresh = base.reshape(-1);          // a view made now is fine
+        fresh.setDouble(2, 0);
+        assertEquals(2, base.getDouble(0));
+        base.close();
+    }
+
+    @Test
+    void viewsOfAClosedBaseRefuseEveryPath() {
+        NDArray base = zeros(16);
+        NDArray view = base.reshape(4, 4).slice(Slice.all(), Slice.range(0, 2)).transpose().slice(Slice.all());
+        assertFalse(view.ownsData());
+        base.close();
+        refusesEverything(view, "is closed: its memory was freed through handler 'safety-test'");
+    }
+
+    @Test
+    void arraysOverAForeignSegmentLiveOnlyAsLongAsItsArena() {
+        Arena arena = Arena.ofShared();
+        MemorySegment s = arena.allocate(64, 8);
+        NDArray wrapped = NDArray.wrap(s, DType.FLOAT64, 8);
+        NDArray view = wrapped.reshape(2, 4);
+        wrapped.setDouble(3, 1);
+        assertFalse(wrapped.isClosed());
+        arena.close();
+        refusesEverything(wrapped, "no longer alive");
+        refusesEverything(view, "no longer alive");
+    }
+
+    @Test
+    void heapSegmentsAreNeverExportedToNativeCode() {
+        NDArray heap = NDArray.wrap(MemorySegment.ofArray(new double[8]), DType.FLOAT64, 8);
+        heap.setDouble(1.5, 2);
+        assertEquals(1.5, heap.getDouble(2), "Java-side access works");
+        UnsupportedOperationException address = assertThrows(UnsupportedOperationException.class, heap::address);
+        assertTrue(address.getMessage().contains("Java heap segment"), address.getMessage());
+        assertThrows(UnsupportedOperationException.class, () -> DLPack.toDLPack(heap, 1));
+        try (Arena arena = Arena.ofConfined(); BufferView view = heap.getBuffer(BufferFlags.FULL_RO)) {
+            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                    () -> view.toNative(arena));
+            assertTrue(e.getMessage().contains("Java heap segment"), e.getMessage());
+        }
+        assertEquals(0, DLPack.outstandingExports());
+        heap.close();
+    }
+
+    @Test
+    void adoptValidatesEveryArgument() {
+        MemorySegment block = counting.malloc(64);
+        try {
+            IllegalArgumentException nul = assertThrows(IllegalArgumentException.class, () -> NDArray.adopt(h,
+                    MemorySegment.NULL, 64, DType.FLOAT64, new long[] {8}, null, 0));
+            assertTrue(nul.getMessage().startsWith("block: NULL for 8 element(s)"), nul.getMessage());
+            IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> NDArray.adopt(h,
+                    block, -8, DType.FLOAT64, new long[] {0}, null, 0));
+            assertTrue(negative.getMessage().startsWith("allocatedByteSize: -8"), negative.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> NDArray.adopt(h, MemorySegment.ofArray(new byte[64]),
+                    64, DType.FLOAT64, new long[] {8}, null, 0));
+            assertThrows(IllegalArgumentException.class, () -> NDArray.adopt(h, block, 63, DType.FLOAT64,
+                    new long[] {8}, null, 0));
+            assertThrows(IllegalArgumentException.class, () -> NDArray.adopt(h, block, 64, DType.FLOAT64,
+                    new long[] {8}, null, 8));
+        } finally {
+            counting.free(block, 64);   // ownership stayed with the caller every time
+        }
+        NDArray empty = NDArray.adopt(h, MemorySegment.NULL, 0, DType.FLOAT64, new long[] {0, 3}, null, 0);
+        assertEquals(0, empty.size(), "no element, no memory: NULL is fine (DLPack allows it)");
+        empty.close();
+    }
+
+    /**
+     * An export and a close of the same memory race for many rounds. Each round either exports
+     * (then the close is refused while the export is held, and the block is never freed under it)
+     * or closes first (then the export throws); both succeeding would hand out freed memory.
+     */
+    @Test
+    void exportsRacingACloseEitherPinFirstOrFail() throws Exception {
+        int rounds = 3000;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            int[] outcomes = new int[2];
+            for (int round = 0; round < rounds; round++) {
+                NDArray base = zeros(16);
+                NDArray view = base.reshape(4, 4);
+                if (round % 2 == 0) {
+                    view.setDouble(1, 0, 0);            // half the rounds with a segment made, half without
+                }
+                boolean dlpack = round % 3 == 0;
+                long block = base.address();
+                CyclicBarrier start = new CyclicBarrier(2);
+                Future<Object> export = pool.submit(() -> {
+                    start.await();
+                    try {
+                        Object handedOut = dlpack ? DLPack.toDLPack(view, 1) : view.getBuffer(BufferFlags.FULL_RO);
+                        exported.merge(block, 1, Integer::sum);
+                        return handedOut;
+                    } catch (IllegalStateException e) {
+                        return e;
+                    }
+                });
+                Future<Object> close = pool.submit(() -> {
+                    start.await();
+                    try {
+                        base.close();
+                        return null;
+                    } catch (IllegalStateException e) {
+                        return e;
+                    }
+                });
+                Object exportResult = export.get();
+                Object closeResult = close.get();
+                if (exportResult instanceof IllegalStateException e) {
+                    assertTrue(e.getMessage().contains("closed"), e.getMessage());
+                    assertTrue(closeResult == null, "the close won, so it succeeded");
+                    outcomes[0]++;
+                } else {
+                    // The export pinned first; the close may have been refused, or may not have run yet.
+                    if (closeResult instanceof IllegalStateException refused) {
+                        assertTrue(refused.getMessage().contains("still held"), refused.getMessage());
+                    } else {
+                        fail("round " + round + ": the close succeeded although an export was handed out");
+                    }
+                    assertFalse(base.isClosed());
+                    double read = base.getDouble(0);
+                    assertEquals(round % 2 == 0 ? 1.0 : 0.0, read, "the exported memory is still the array's");
+                    exported.remove(block);
+                    if (exportResult instanceof BufferView v) {
+                        v.release();
+                    } else {
+                        DLPack.release((MemorySegment) exportResult, true);
+                    }
+                    base.close();
+                    outcomes[1]++;
+                }
+                assertTrue(base.isClosed());
+            }
+            assertEquals(rounds, outcomes[0] + outcomes[1]);
+            assertEquals(0, DLPack.outstandingExports());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A segment handed out before a close is dead before its memory goes back to the allocator. */
+    @Test
+    void memoryIsNeverReturnedWhileASegmentCanReachIt() {
+        List<MemorySegment> handedOut = new ArrayList<>();
+        List<String> freedWhileReachable = new ArrayList<>();
+        DataMemHandler watching = DataMemHandler.of("watching", new DataMemAllocator() {
+            @Override
+            public MemorySegment malloc(long byteSize) {
+                return counting.malloc(byteSize);
+            }
+
+            @Override
+            public MemorySegment calloc(long count, long elementByteSize) {
+                return counting.calloc(count, elementByteSize);
+            }
+
+            @Override
+            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+                checkDead(ptr.address(), oldByteSize);
+                return counting.realloc(ptr, oldByteSize, newByteSize);
+            }
+
+            @Override
+            public void free(MemorySegment ptr, long byteSize) {
+                checkDead(ptr.address(), byteSize);
+                counting.free(ptr, byteSize);
+            }
+
+            private void checkDead(long address, long byteSize) {
+                for (MemorySegment s : handedOut) {
+                    if (s.address() >= address && s.address() < address + byteSize && s.scope().isAlive()) {
+                        freedWhileReachable.add("0x" + Long.toHexString(s.address()));
+                    }
+                }
+            }
+        });
+        for (int i = 0; i < 200; i++) {
+            NDArray a = DataMem.callWith(watching, () -> NDArray.zeros(DType.FLOAT64, 32));
+            NDArray v = a.reshape(4, 8);
+            handedOut.clear();
+            handedOut.add(a.segment());
+            handedOut.add(v.segment());
+            if (i % 2 == 0) {
+                a.resize(64);
+                assertThrows(IllegalStateException.class, () -> handedOut.getFirst().get(ValueLayout.JAVA_DOUBLE, 0));
+                handedOut.clear();
+                handedOut.add(a.segment());
+            }
+            a.close();
+            for (MemorySegment s : handedOut) {
+                assertThrows(IllegalStateException.class, () -> s.get(ValueLayout.JAVA_DOUBLE, 0));
+            }
+        }
+        assertEquals(List.of(), freedWhileReachable);
+    }
+}
