@@ -76,6 +76,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     static {
         ArrayAccess.install(NDArray::adoptChecked);
+        ArrayAccess.installPins(new ArrayAccess.Pins() {
+            @Override
+            public void pin(NDArray array) {
+                array.retainExport();
+            }
+
+            @Override
+            public void unpin(NDArray array) {
+                array.releaseExport();
+            }
+        });
     }
 
     // Change only on resize (owners).

@@ -198,19 +198,18 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        BufferView pin = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+        ArrayAccess.pins().pin(array);
         try {
-            return export(array, options, max, versioned, produced, pin);
-        } catch (RuntimeException | Error e) {
-            pin.release();
-            throw e;
+            return export(array, options, max, versioned, produced);
+        } finally {
+            ArrayAccess.pins().unpin(array);   // a shared tensor holds its own pin: its buffer view
         }
     }
 
-    /** The export proper, with the array pinned; the pin goes to the export, or is released once a copy is made. */
+    /** The export proper, with the array pinned. */
 
     private static MemorySegment export(NDArray array, DLPackOptions options, DLPackVersion max, boolean versioned,
-                                        DLPackVersion produced, BufferView pin) {
+                                        DLPackVersion produced) {
         long elementZero = array.address();
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
@@ -256,7 +255,6 @@ public final class DLPack {
         try {
             if (copy) {
                 owned = host ? hostCopy(array) : deviceToHost(array, block, interchange);
-                pin.release();   // the consumer gets the copy: the array itself needs no pin any more
                 if (exported.type() != DeviceType.CPU) {
                     Device copyDevice = dlpackDevice(owned);
                     if (!copyDevice.equals(exported)) {
@@ -266,7 +264,7 @@ public final class DLPack {
                     }
                 }
             } else {
-                view = pin;
+                view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
             }
             NDArray shared = copy ? owned : array;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0);

@@ -33,7 +33,29 @@ public final class ArrayAccess {
                       long[] strides, long byteOffset, boolean readOnly);
     }
 
+    /** The lifecycle pin of {@link NDArray}, for exports made outside its package. */
+    public interface Pins {
+        /**
+         * Checks that the array may still reach its memory and pins it: its memory can be neither
+         * closed nor resized until {@link #unpin}. One step, under the lock close and resize decide
+         * under.
+         *
+         * @param array the array
+         * @throws IllegalStateException if the array is closed, stale, or a close has begun
+         */
+        void pin(NDArray array);
+
+        /**
+         * Releases one {@link #pin}.
+         *
+         * @param array the array
+         * @throws IllegalStateException if no pin is held
+         */
+        void unpin(NDArray array);
+    }
+
     private static volatile Adopter adopter;
+    private static volatile Pins pins;
 
     private ArrayAccess() {
     }
@@ -52,6 +74,41 @@ public final class ArrayAccess {
     }
 
     /**
+     * Installs NDArray's pins; called once, by NDArray's static initialiser.
+     *
+     * @param implementation the implementation
+     * @throws IllegalStateException if one is installed already
+     */
+    public static synchronized void installPins(Pins implementation) {
+        if (pins != null) {
+            throw new IllegalStateException("ArrayAccess pins are installed already");
+        }
+        pins = implementation;
+    }
+
+    /**
+     * NDArray's lifecycle pins.
+     *
+     * @return the implementation
+     */
+    public static Pins pins() {
+        Pins p = pins;
+        if (p == null) {
+            initialiseNDArray();
+            p = pins;
+        }
+        return p;
+    }
+
+    private static void initialiseNDArray() {
+        try {
+            Class.forName(NDArray.class.getName(), true, NDArray.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * NDArray's internal adopt.
      *
      * @return the implementation
@@ -59,11 +116,7 @@ public final class ArrayAccess {
     public static Adopter adopter() {
         Adopter a = adopter;
         if (a == null) {
-            try {
-                Class.forName(NDArray.class.getName(), true, NDArray.class.getClassLoader());
-            } catch (ClassNotFoundException e) {
-                throw new IllegalStateException(e);
-            }
+            initialiseNDArray();
             a = adopter;
         }
         return a;

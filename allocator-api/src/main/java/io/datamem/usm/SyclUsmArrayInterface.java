@@ -5,8 +5,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
-import io.datamem.buffer.BufferFlags;
-import io.datamem.buffer.BufferView;
+import io.datamem.internal.ArrayAccess;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
@@ -132,11 +131,11 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
         Objects.requireNonNull(array, "array");
         // Pinned while the backend is asked about the block: it can be neither closed nor resized
         // meanwhile (the interface itself, like NumPy's __array_interface__, is valid while the array is).
-        BufferView pin = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+        ArrayAccess.pins().pin(array);
         try {
             return describe(array);
         } finally {
-            pin.release();
+            ArrayAccess.pins().unpin(array);
         }
     }
 
