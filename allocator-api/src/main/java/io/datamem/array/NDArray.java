@@ -591,15 +591,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     private long elementOffset(long[] index) {
         if (index.length != shape.length) {
-            throw new IllegalArgumentException("index has " + index.length + " value(s) (expected: " + shape.length
-                    + ", one per axis of shape " + Arrays.toString(shape) + ")");
+            throw wrongIndexCount(index.length);
         }
         long off = offset;
         for (int i = 0; i < index.length; i++) {
             long ix = index[i];
             if (ix < 0 || ix >= shape[i]) {
-                throw new IndexOutOfBoundsException("index " + ix + " is out of bounds for axis " + i + " with size "
-                        + shape[i]);
+                throw outOfBounds(ix, i);
             }
             off += ix * strides[i];
         }
@@ -661,6 +659,222 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
+    }
+
+    /**
+     * Reads an element of a 1-axis array as a double, as {@link #getDouble(long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public double getDouble(long i) {
+        MemorySegment d = hostData();
+        long off = offset1(i);
+        try {
+            return readDouble(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element of a 1-axis array from a double, as {@link #setDouble(double, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i the index on axis 0
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public void setDouble(double value, long i) {
+        MemorySegment d = writableData();
+        long off = offset1(i);
+        try {
+            writeDouble(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Reads an element of a 2-axis array as a double, as {@link #getDouble(long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public double getDouble(long i, long j) {
+        MemorySegment d = hostData();
+        long off = offset2(i, j);
+        try {
+            return readDouble(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element of a 2-axis array from a double, as {@link #setDouble(double, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public void setDouble(double value, long i, long j) {
+        MemorySegment d = writableData();
+        long off = offset2(i, j);
+        try {
+            writeDouble(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Reads an element of a 1-axis array as a long, as {@link #getLong(long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public long getLong(long i) {
+        MemorySegment d = hostData();
+        long off = offset1(i);
+        try {
+            return readLong(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element of a 1-axis array from a long, as {@link #setLong(long, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i the index on axis 0
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public void setLong(long value, long i) {
+        MemorySegment d = writableData();
+        long off = offset1(i);
+        try {
+            writeLong(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Reads an element of a 2-axis array as a long, as {@link #getLong(long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public long getLong(long i, long j) {
+        MemorySegment d = hostData();
+        long off = offset2(i, j);
+        try {
+            return readLong(d, off);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    /**
+     * Writes an element of a 2-axis array from a long, as {@link #setLong(long, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     */
+    public void setLong(long value, long i, long j) {
+        MemorySegment d = writableData();
+        long off = offset2(i, j);
+        try {
+            writeLong(d, off, value);
+        } catch (IllegalStateException e) {
+            throw closedOr(e);
+        }
+    }
+
+    private long offset1(long i) {
+        long[] sh = shape;
+        if (sh.length != 1) {
+            throw wrongIndexCount(1);
+        }
+        if (i < 0 || i >= sh[0]) {
+            throw outOfBounds(i, 0);
+        }
+        return offset + i * strides[0];
+    }
+
+    private long offset2(long i, long j) {
+        long[] sh = shape;
+        if (sh.length != 2) {
+            throw wrongIndexCount(2);
+        }
+        if (i < 0 || i >= sh[0]) {
+            throw outOfBounds(i, 0);
+        }
+        if (j < 0 || j >= sh[1]) {
+            throw outOfBounds(j, 1);
+        }
+        long[] st = strides;
+        return offset + i * st[0] + j * st[1];
+    }
+
+    private IllegalArgumentException wrongIndexCount(int given) {
+        return new IllegalArgumentException("index has " + given + " value(s) (expected: " + shape.length
+                + ", one per axis of shape " + Arrays.toString(shape) + ")");
+    }
+
+    private IndexOutOfBoundsException outOfBounds(long index, int axis) {
+        return new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
+                + shape[axis]);
     }
 
     /**
@@ -1421,6 +1635,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     // Element conversion
 
     private double readDouble(MemorySegment d, long off) {
+        if (dtype == DType.FLOAT64) {   // the common case: one comparison instead of two switches
+            return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
+        }
         return switch (dtype.kind()) {
             case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
             case SIGNED -> readSigned(d, off);
@@ -1480,6 +1697,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private void writeDouble(MemorySegment d, long off, double v) {
+        if (dtype == DType.FLOAT64) {
+            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
+            return;
+        }
         switch (dtype.kind()) {
             case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
             case SIGNED, UNSIGNED -> writeInteger(d, off, dtype.kind() == DType.Kind.UNSIGNED && v >= 0x1p63
