@@ -1,0 +1,71 @@
+package io.datamem.array;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * The 1- and 2-index accessors are the varargs accessors without the index array: same values,
+ * same conversions, same exceptions and messages.
+ */
+class FixedArityAccessTest {
+
+    @Test
+    void theyReadAndWriteWhatTheVarargsAccessorsDo() {
+        for (DType dtype : new DType[] {DType.FLOAT64, DType.FLOAT32, DType.INT8, DType.UINT16, DType.INT64,
+                DType.BOOL, DType.FLOAT16}) {
+            try (Arena arena = Arena.ofConfined()) {
+                NDArray a = NDArray.wrap(arena.allocate(dtype.itemSize() * 12, 8), dtype, 3, 4);
+                NDArray row = a.select(0, 1);                // 1-D view with an offset
+                NDArray column = a.select(1, 2);             // 1-D view with a stride
+                for (long i = 0; i < 3; i++) {
+                    for (long j = 0; j < 4; j++) {
+                        a.setDouble(i * 4 + j, i, j);
+                    }
+                }
+                for (long i = 0; i < 3; i++) {
+                    for (long j = 0; j < 4; j++) {
+                        assertEquals(a.getDouble(new long[] {i, j}), a.getDouble(i, j), dtype + " [" + i + "," + j + "]");
+                        assertEquals(a.getLong(new long[] {i, j}), a.getLong(i, j));
+                    }
+                }
+                for (long j = 0; j < 4; j++) {
+                    assertEquals(row.getDouble(new long[] {j}), row.getDouble(j));
+                    row.setLong(1, j);
+                    assertEquals(1, a.getLong(new long[] {1, j}));
+                }
+                for (long i = 0; i < 3; i++) {
+                    column.setDouble(0.0, i);
+                    assertEquals(0, column.getLong(i));
+                    assertEquals(0, a.getLong(new long[] {i, 2}));
+                }
+                a.close();
+            }
+        }
+    }
+
+    @Test
+    void theyFailAsTheVarargsAccessorsDo() {
+        NDArray a = NDArray.wrap(MemorySegment.ofArray(new double[6]), DType.FLOAT64, 2, 3);
+        NDArray v = a.reshape(6);
+        assertEquals(message(() -> a.getDouble(new long[] {0})), message(() -> a.getDouble(0)));
+        assertEquals("index has 1 value(s) (expected: 2, one per axis of shape [2, 3])", message(() -> a.getLong(0)));
+        assertEquals(message(() -> v.getDouble(new long[] {0, 0})), message(() -> v.setDouble(1, 0, 0)));
+        IndexOutOfBoundsException oob = assertThrows(IndexOutOfBoundsException.class, () -> a.setLong(1, 1, 3));
+        assertEquals("index 3 is out of bounds for axis 1 with size 3", oob.getMessage());
+        assertThrows(IndexOutOfBoundsException.class, () -> v.getDouble(-1));
+        assertThrows(IndexOutOfBoundsException.class, () -> v.getLong(6));
+        assertThrows(UnsupportedOperationException.class, () -> a.asReadOnly().setDouble(1, 0, 0));
+        a.close();
+        assertThrows(IllegalStateException.class, () -> a.getDouble(0, 0));
+        assertThrows(IllegalStateException.class, () -> a.setLong(1, 0, 0));
+    }
+
+    private static String message(Runnable r) {
+        return assertThrows(IllegalArgumentException.class, r::run).getMessage();
+    }
+}
