@@ -7,11 +7,35 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.util.Arrays;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The memory behind an owning array and its views: the handler that frees it, the block and its
- * allocated size, and the arena whose closing invalidates every segment handed out over it.
+ * allocated size, and the arenas whose closing invalidates every segment handed out over it.
+ *
+ * <p>Segments are made when Java code first needs them, in two kinds of arena:
+ * <ul>
+ *   <li>a <em>local</em> arena, confined to the thread that created the array, made when that
+ *       thread first reads or writes elements through the array's accessors. Closing a confined arena costs next to nothing; a shared one makes
+ *       the JDK synchronise with every thread (a handshake of tens of microseconds). Arrays that one
+ *       thread creates, fills, reads and closes, the common case, never pay for a shared arena;</li>
+ *   <li>a <em>shared</em> arena, made when another thread accesses the elements, and for
+ *       {@code segment()} and exports (user code may hand those to any thread).</li>
+ * </ul>
+ * A close or resize closes both before the block goes back. A local arena can be closed only by
+ * its thread: when another thread closes (or resizes) memory that has one,
+ * the array is closed at once (every accessor checks {@link #liveGeneration}) but the block is
+ * <em>retired</em> to that thread, which closes the arena and frees the block the next time it
+ * creates or closes an array; a thread that has ended can no longer touch the segment, so its
+ * retired blocks are freed by whichever thread notices. A leaked array's local arena is left to
+ * the garbage collector: its block is freed once no segment over it is reachable. Memory is thus
+ * never returned while a segment can still reach it.
+ *
+ * <p>{@code NDArray.confined()} makes the arena strictly confined instead: one thread only, no
+ * shared arena ever.
  *
  * <p>It is also the {@link Cleaner} action: run explicitly by {@code close()}, or by the cleaner
  * when the owning array became unreachable unclosed (a leak, counted and logged).
@@ -21,33 +45,58 @@ final class ArrayMemory implements Runnable {
     static final Cleaner CLEANER = Cleaner.create();
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
+    /** {@link #liveGeneration} once a close has begun. */
+    private static final int CLOSING = -1;
+
+    /** Blocks retired to the thread whose local arena still reaches them. */
+    private static final ConcurrentHashMap<Thread, ConcurrentLinkedQueue<Retired>> RETIRED = new ConcurrentHashMap<>();
+    /** How many blocks wait in {@link #RETIRED}: the creation path looks only at this. */
+    private static final AtomicInteger RETIRED_COUNT = new AtomicInteger();
 
     final DataMemHandler handler;   // null: foreign memory, never freed by datamem
     final MemoryTraits traits;
+    // The thread that created the array: the only one that gets a local arena (see the class comment).
+    private final Thread creator;
     // What the owner was, for leak reports and messages: built only when one is needed, since an
     // array is created far more often than it is reported.
     private final DType dtype;      // null for foreign memory
     private final long[] shape;
+
+    /**
+     * The generation arrays may use the memory at: {@link #generation} while open, {@link #CLOSING}
+     * once a close has begun. Element accessors compare it with their array's generation on every
+     * access (a plain load on x86): a closed or resized memory is refused even through a segment
+     * whose arena another thread must close.
+     */
+    volatile int liveGeneration;
 
     // Guarded by 'this'.
     private long address;
     private long allocatedByteSize;
     // Bumped whenever the block is (re)attached: segments of an older generation are invalid.
     private int generation;
-    // The host segment over the block and the shared arena it belongs to, made when Java code first
-    // needs the segment (closing a shared arena synchronises with every thread, so memory that Java
-    // never touches should not pay for one). For foreign memory: the caller's segment, no arena.
+    // The shared arena and its segment over the block (or, when strictly confined, the confined
+    // ones). For foreign memory: the caller's segment, no arena.
     private Arena arena;
     private MemorySegment data;
+    // The local arena, confined to localOwner, and its segment (see the class comment).
+    private Arena local;
+    private MemorySegment localData;
+    private Thread localOwner;
     private boolean freed;
     private boolean closedExplicitly;
     private int exports;
-    // The thread the segments are confined to (NDArray.confined()), or null for a shared arena.
+    // The thread the segments are strictly confined to (NDArray.confined()), or null.
     private Thread confinedTo;
+
+    /** A block that goes back once its thread closed the local arena over it. */
+    private record Retired(DataMemHandler handler, long address, long byteSize, Arena local, Thread owner) {
+    }
 
     private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {
         this.handler = handler;
         this.traits = traits;
+        this.creator = Thread.currentThread();
         this.dtype = dtype;
         this.shape = shape;
     }
@@ -58,6 +107,7 @@ final class ArrayMemory implements Runnable {
      */
     static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
                              long[] shape) {
+        drainRetired();
         MemoryTraits traits = handler.allocator().traitsOf(block);
         ArrayMemory m = new ArrayMemory(handler, traits, dtype, shape);
         m.attach(block.address(), allocatedByteSize);
@@ -84,8 +134,12 @@ final class ArrayMemory implements Runnable {
         address = newAddress;
         allocatedByteSize = newAllocatedByteSize;
         generation++;
+        liveGeneration = generation;
         arena = null;
         data = null;
+        local = null;
+        localData = null;
+        localOwner = null;
     }
 
     synchronized long address() {
@@ -101,45 +155,93 @@ final class ArrayMemory implements Runnable {
     }
 
     /**
-     * The host segment over the whole block, for an array made at generation {@code gen} over
-     * {@code [oldAddress, oldAddress + oldByteSize)}: the current segment (made now if none was yet)
-     * if the block is still that generation's and neither freed nor being closed; otherwise a segment
-     * over the old range whose scope is closed, so that any access throws
-     * {@link IllegalStateException}, as a segment handed out before the close or resize does.
+     * The host segment over the whole block for element access on the calling thread, for an array
+     * made at generation {@code gen} over {@code [oldAddress, oldAddress + oldByteSize)}: the local
+     * segment if this thread is (or now becomes) the local arena's thread, else the shared one (made
+     * now if none was yet); strictly confined memory gives its confined segment to its thread only.
+     * If the block is no longer that generation's, or is freed or being closed: a segment over the
+     * old range whose scope is closed, so that any access throws {@link IllegalStateException}, as a
+     * segment handed out before the close or resize does.
      *
      * @return the segment, or null if the host cannot access this memory
+     * @throws WrongThreadException if the memory is strictly confined to another thread
+     */
+    synchronized MemorySegment accessData(int gen, long oldAddress, long oldByteSize) {
+        MemorySegment dead = deadOrNull(gen, oldAddress, oldByteSize);
+        if (dead != null || handler == null || !traits.hostAccessible()) {
+            return dead != null ? dead : handler == null ? data : null;
+        }
+        Thread me = Thread.currentThread();
+        if (confinedTo != null) {
+            return confinedData(me);
+        }
+        if (local == null && data == null && me == creator) {
+            local = Arena.ofConfined();
+            localOwner = me;
+            localData = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, local, null);
+        }
+        if (local != null && localOwner == me) {
+            return localData;
+        }
+        return sharedData();
+    }
+
+    /**
+     * The host segment over the whole block that may go to any thread ({@code segment()}, exports):
+     * the shared one, made now if none was yet; strictly confined memory gives its confined segment
+     * to its thread only. As {@link #accessData} for a stale generation or a closing memory.
+     *
+     * @return the segment, or null if the host cannot access this memory
+     * @throws WrongThreadException if the memory is strictly confined to another thread
      */
     synchronized MemorySegment data(int gen, long oldAddress, long oldByteSize) {
-        if (handler == null) {
-            return data;
+        MemorySegment dead = deadOrNull(gen, oldAddress, oldByteSize);
+        if (dead != null || handler == null || !traits.hostAccessible()) {
+            return dead != null ? dead : handler == null ? data : null;
         }
-        if (!traits.hostAccessible()) {
+        return confinedTo != null ? confinedData(Thread.currentThread()) : sharedData();
+    }
+
+    // Under the lock: a closed segment over the old range, or null if gen may use the memory.
+    private MemorySegment deadOrNull(int gen, long oldAddress, long oldByteSize) {
+        if (handler == null || !(freed || closedExplicitly || gen != generation)) {
             return null;
         }
-        if (freed || closedExplicitly || gen != generation) {   // closing or closed: never a live segment
-            Arena closed = Arena.ofShared();
-            MemorySegment dead = MemorySegment.ofAddress(oldAddress).reinterpret(oldByteSize, closed, null);
-            closed.close();
-            return dead;
+        Arena closed = Arena.ofConfined();
+        MemorySegment dead = MemorySegment.ofAddress(oldAddress).reinterpret(oldByteSize, closed, null);
+        closed.close();
+        return dead;
+    }
+
+    // Under the lock, open memory.
+    private MemorySegment sharedData() {
+        if (data == null) {
+            arena = Arena.ofShared();
+            data = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, arena, null);
+        }
+        return data;
+    }
+
+    // Under the lock, open, strictly confined memory.
+    private MemorySegment confinedData(Thread me) {
+        if (confinedTo != me) {
+            throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
+                    + "'; only that thread may access its memory");
         }
         if (data == null) {
-            if (confinedTo != null && confinedTo != Thread.currentThread()) {
-                throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
-                        + "'; only that thread may access its memory");
-            }
-            arena = confinedTo != null ? Arena.ofConfined() : Arena.ofShared();
+            arena = Arena.ofConfined();
             data = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, arena, null);
         }
         return data;
     }
 
     /**
-     * Confines the segments over the block to the calling thread (a confined arena is closed without
-     * synchronising with every other thread).
+     * Confines the segments over the block to the calling thread strictly (no shared segment ever).
      *
      * @return true if confined now, false if it already was to this thread
      * @throws IllegalStateException if freed, or a shared segment was already handed out, or the
-     *                               memory is confined to another thread
+     *                               memory is confined to another thread, or another thread
+     *                               already accessed its elements
      */
     synchronized boolean confine() {
         Thread me = Thread.currentThread();
@@ -153,11 +255,19 @@ final class ArrayMemory implements Runnable {
             throw new IllegalStateException(description() + " is already confined to thread '"
                     + confinedTo.getName() + "'");
         }
-        if (data != null) {
+        if (data != null || (local != null && localOwner != me)) {
             throw new IllegalStateException(description() + "'s memory was already reached through a shared"
-                    + " segment; call confined() right after creating the array, before any access");
+                    + " segment or from another thread; call confined() right after creating the array, before"
+                    + " any access from elsewhere");
         }
         confinedTo = me;
+        if (local != null) {   // this thread's local arena becomes the confined one
+            arena = local;
+            data = localData;
+            local = null;
+            localData = null;
+            localOwner = null;
+        }
         return true;
     }
 
@@ -165,10 +275,6 @@ final class ArrayMemory implements Runnable {
         return confinedTo;
     }
 
-    /** Freed, or being closed (its segments already invalid, the free about to happen). */
-    synchronized boolean isClosing() {
-        return freed || closedExplicitly;
-    }
 
     /**
      * The lifecycle check every path that hands out an address or a segment makes: whether an array
@@ -244,11 +350,17 @@ final class ArrayMemory implements Runnable {
     }
 
     /**
-     * Invalidates every segment over the block (closing the arena, if one was made), without freeing.
+     * Invalidates the segments over the block that can be invalidated from this thread, without
+     * freeing: the shared arena, and the local one if it is this thread's. Another thread's local
+     * arena stays open (only that thread can close it): the block must then stay where it is until
+     * it is {@linkplain #retireLocal() retired} to that thread.
      *
+     * @return true if no segment can reach the block any more; false if another thread's local
+     *         arena still can
      * @throws IllegalStateException if a segment is acquired by a native call in progress
+     * @throws WrongThreadException  if the memory is strictly confined to another thread
      */
-    synchronized void invalidate() {
+    synchronized boolean invalidate() {
         if (arena != null && arena.scope().isAlive()) {
             try {
                 arena.close();
@@ -257,23 +369,50 @@ final class ArrayMemory implements Runnable {
                         + "': only that thread may close or resize it", e);
             }
         }
+        if (local != null && localOwner == Thread.currentThread()) {
+            local.close();
+            local = null;
+            localData = null;
+            localOwner = null;
+        }
+        return local == null;
     }
 
-    /** After a failed resize: new segments over the unchanged block. */
+    /**
+     * Hands the block, with the other thread's local arena still over it, to that thread, which
+     * closes the arena and frees the block (see the class comment); detaches both from this memory.
+     * Call after {@link #invalidate()} returned false, before attaching another block.
+     */
+    synchronized void retireLocal() {
+        retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
+        local = null;
+        localData = null;
+        localOwner = null;
+    }
+
+    /** After a failed resize: new segments over the unchanged block (another thread's local arena stays valid). */
     synchronized void reattach() {
+        Arena keptLocal = local;
+        MemorySegment keptData = localData;
+        Thread keptOwner = localOwner;
         attach(address, allocatedByteSize);
+        local = keptLocal;
+        localData = keptData;
+        localOwner = keptOwner;
     }
 
-    /** After a successful resize. */
+    /** After a successful resize (no local arena over the old block is left: closed or retired). */
     synchronized void reattach(long newAddress, long newAllocatedByteSize) {
         attach(newAddress, newAllocatedByteSize);
     }
 
     /**
-     * Closes explicitly: invalidates segments, then frees through the handler.
+     * Closes explicitly: refuses new access at once, invalidates what this thread can, and lets
+     * {@link #run()} free (or retire) the block.
      *
      * @return false if already freed
      * @throws IllegalStateException if a buffer export is held or a segment is acquired
+     * @throws WrongThreadException  if the memory is strictly confined to another thread
      */
     synchronized boolean prepareClose() {
         if (freed) {
@@ -285,6 +424,7 @@ final class ArrayMemory implements Runnable {
         }
         invalidate();
         closedExplicitly = true;
+        liveGeneration = CLOSING;
         return true;
     }
 
@@ -299,6 +439,7 @@ final class ArrayMemory implements Runnable {
                 return;
             }
             leak = !closedExplicitly;
+            liveGeneration = CLOSING;
             if (leak && arena != null && confinedTo != null && confinedTo != Thread.currentThread()
                     && arena.scope().isAlive()) {
                 // Another thread's confined arena cannot be closed from here. Its segments are the only
@@ -321,7 +462,26 @@ final class ArrayMemory implements Runnable {
                     return;
                 }
             }
+            if (local != null && leak) {
+                // The creating thread's local arena: no array can reach it any more, but a segment in a
+                // frame of that thread still may, for a moment. Once its scope is unreachable, nothing
+                // can touch the block, and it is freed.
+                MemorySegment.Scope scope = local.scope();
+                local = null;
+                localData = null;
+                localOwner = null;
+                CLEANER.register(scope, this::freeLeaked);
+                return;
+            }
             freed = true;
+            if (local != null) {
+                // The creating thread's local arena still reaches the block: that thread frees it.
+                retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
+                local = null;
+                localData = null;
+                localOwner = null;
+                return;
+            }
             addr = address;
             size = allocatedByteSize;
         }
@@ -345,6 +505,69 @@ final class ArrayMemory implements Runnable {
         }
         handler.allocator().free(MemorySegment.ofAddress(addr), size);
         reportLeak(size);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Retired blocks
+
+    private static void retire(Retired r) {
+        if (!r.owner().isAlive()) {
+            release(r, false);   // an ended thread can no longer touch its confined segment
+            return;
+        }
+        RETIRED.computeIfAbsent(r.owner(), t -> new ConcurrentLinkedQueue<>()).add(r);
+        RETIRED_COUNT.incrementAndGet();
+        releaseEndedThreads();   // also catches an owner that ended since the check above
+    }
+
+    /**
+     * Frees what other threads retired to the calling thread (closing its local arenas over those
+     * blocks first), and what was retired to threads that have ended. Called when a thread creates
+     * or closes an array; costs one read when nothing is retired.
+     */
+    static void drainRetired() {
+        if (RETIRED_COUNT.get() == 0) {
+            return;
+        }
+        ConcurrentLinkedQueue<Retired> mine = RETIRED.get(Thread.currentThread());
+        if (mine != null) {
+            for (Retired r; (r = mine.poll()) != null; ) {
+                RETIRED_COUNT.decrementAndGet();
+                release(r, true);
+            }
+        }
+        releaseEndedThreads();
+    }
+
+    /**
+     * How many blocks wait for the thread whose local arena reaches them (see the class comment).
+     *
+     * @return the number of retired blocks not yet freed
+     */
+    static int retiredCount() {
+        return RETIRED_COUNT.get();
+    }
+
+    private static void releaseEndedThreads() {
+        for (Thread t : RETIRED.keySet()) {
+            if (!t.isAlive()) {
+                ConcurrentLinkedQueue<Retired> q = RETIRED.remove(t);
+                if (q != null) {
+                    for (Retired r; (r = q.poll()) != null; ) {
+                        RETIRED_COUNT.decrementAndGet();
+                        release(r, false);
+                    }
+                }
+            }
+        }
+    }
+
+    // On the owner's thread (closeLocal) or after it ended.
+    private static void release(Retired r, boolean closeLocal) {
+        if (closeLocal && r.local().scope().isAlive()) {
+            r.local().close();
+        }
+        r.handler().allocator().free(MemorySegment.ofAddress(r.address()), r.byteSize());
     }
 
     private void reportLeak(long size) {

@@ -508,6 +508,23 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
+     * Frees the memory of arrays that other threads closed while this thread's local segments still
+     * reached it, and of arrays whose creating thread has ended. An array's elements are accessed on
+     * the thread that created it through a segment confined to that thread, whose arena costs next to
+     * nothing to close; only that thread can close it, so when another thread closes (or resizes) the
+     * array, the array is closed at once but its block waits for the creating thread, which frees it
+     * by itself the next time it creates or closes an array. A thread that will not do either for a
+     * while (one about to block, say) may call this to return that memory now. Cheap when nothing
+     * waits.
+     *
+     * @return how many blocks still wait for other threads
+     */
+    public static int reclaim() {
+        ArrayMemory.drainRetired();
+        return ArrayMemory.retiredCount();
+    }
+
+    /**
      * The number of owning arrays that became unreachable without being closed and were freed by the
      * cleaner, since the JVM started.
      *
@@ -530,8 +547,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the memory is not host-accessible (device memory)
      */
     public MemorySegment segment() {
-        MemorySegment d = hostData();
-        memory.checkLive(generation, this);
+        checkLive();
+        MemorySegment d = memory.data(generation, dataAddress, dataByteSize);   // may go to any thread
+        if (d == null) {
+            throw onDevice();
+        }
+        if (readOnly) {
+            d = d.asReadOnly();
+        }
         if (size == 0) {
             return d.asSlice(offset, 0);
         }
@@ -539,25 +562,34 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         return d.asSlice(offset + lo, Strides.highestByte(shape, strides) - lo + dtype.itemSize());
     }
 
+    /**
+     * The segment element accessors use on this thread. The fast path is a few loads: the cached
+     * segment, still this array's generation of the memory (which also says it is not being
+     * closed), and usable from this thread; otherwise the memory gives the right one (see
+     * {@link ArrayMemory}: this thread's local segment, the shared one, or a dead one).
+     */
     private MemorySegment hostData() {
         checkOpen();
         MemorySegment d = data;
-        if (d == null) {
-            // First use: the memory makes the segment (or a closed one, if it was freed or resized).
-            d = memory.data(generation, dataAddress, dataByteSize);
-            if (d != null) {
-                d = readOnly ? d.asReadOnly() : d;
-                data = d;
-                return d;
-            }
-            throw new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
-                    + memory.traits.kind() + " memory of handler '" + handlerName()
-                    + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
-                    + " and read that (CUDA: io.datamem.cuda.CudaMemory.toHost(array), or CudaMemory.copy(source,"
-                    + " target) into an array you have; SYCL USM device memory:"
-                    + " io.datamem.sycl.SyclQueue.copy(destination, source))");
+        if (d != null && memory.liveGeneration == generation && d.isAccessibleBy(Thread.currentThread())) {
+            return d;
         }
+        d = memory.accessData(generation, dataAddress, dataByteSize);
+        if (d == null) {
+            throw onDevice();
+        }
+        d = readOnly ? d.asReadOnly() : d;
+        data = d;
         return d;
+    }
+
+    private UnsupportedOperationException onDevice() {
+        return new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
+                + memory.traits.kind() + " memory of handler '" + handlerName()
+                + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
+                + " and read that (CUDA: io.datamem.cuda.CudaMemory.toHost(array), or CudaMemory.copy(source,"
+                + " target) into an array you have; SYCL USM device memory:"
+                + " io.datamem.sycl.SyclQueue.copy(destination, source))");
     }
 
     private MemorySegment writableData() {
@@ -1434,12 +1466,15 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             }
             long oldAllocated = memory.allocatedByteSize();
             long oldBytes = byteSize();
-            memory.invalidate();
+            // false: another thread's local segment still reaches the block, which must then stay
+            // where it is until that thread frees it; the data moves to a new block instead
+            boolean unreachable = memory.invalidate();
             MemorySegment old = MemorySegment.ofAddress(memory.address());
             MemorySegment moved;
             AllocationRefusal.clear();
             try {
-                moved = handler.allocator().realloc(old, oldAllocated, newBytes);
+                moved = unreachable ? handler.allocator().realloc(old, oldAllocated, newBytes)
+                        : moveAside(handler.allocator(), old, oldAllocated, newBytes);
             } catch (RuntimeException | Error e) {
                 memory.reattach();
                 data = null;
@@ -1451,6 +1486,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 data = null;
                 generation = memory.generation();
                 throw AllocationRefusal.failure(handler, newBytes, "realloc");
+            }
+            if (!unreachable) {
+                memory.retireLocal();
             }
             memory.reattach(moved.address(), newBytes);
             data = null;
@@ -1469,6 +1507,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
+    /** realloc's effect without freeing the old block: a new block holding the old one's bytes, or NULL. */
+    private static MemorySegment moveAside(DataMemAllocator allocator, MemorySegment old, long oldByteSize,
+                                           long newByteSize) {
+        MemorySegment moved = allocator.malloc(newByteSize);
+        long kept = Math.min(oldByteSize, newByteSize);
+        if (moved.address() != 0 && kept > 0) {
+            MemorySegment.copy(old.reinterpret(kept), 0, moved.reinterpret(kept), 0, kept);
+        }
+        return moved;
+    }
+
     /**
      * Closes the array. An owning array invalidates every segment and view over its memory and frees
      * it through the handler captured at creation, with the byte size it allocated. A view or a
@@ -1482,6 +1531,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     @Override
     public void close() {
         if (ownsData()) {
+            ArrayMemory.drainRetired();
             if (memory.prepareClose()) {
                 cleanable.clean();
             }

@@ -102,8 +102,13 @@ class ConfinedArrayTest {
     @Test
     void confiningIsRefusedOnceSharedSegmentsExistAndForForeignMemory() throws Exception {
         try (NDArray shared = zeros(4)) {
-            shared.setDouble(1, 0);
+            shared.segment();                       // a segment that may have gone to any thread
             assertThrows(IllegalStateException.class, shared::confined);
+        }
+        try (NDArray touchedHere = zeros(4)) {
+            touchedHere.setDouble(1, 0);            // only this thread's local segment exists
+            assertSame(touchedHere, touchedHere.confined());
+            assertEquals(1, touchedHere.getDouble(0));
         }
         try (NDArray a = zeros(4).confined()) {
             assertInstanceOf(IllegalStateException.class, onAnotherThread(a::confined));
