@@ -473,20 +473,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * Confines this array's memory to the calling thread, and returns this array. Segments and
-     * element access then work on this thread only (other threads get {@link WrongThreadException}),
-     * and {@link #close()} and {@link #resize} must be called here too; in exchange, closing costs
-     * about a microsecond instead of the JDK's shared-arena close, which synchronises with every
-     * thread of the JVM (tens to hundreds of microseconds). Use it for arrays that one thread
-     * creates, uses and closes, typically short-lived ones: {@code try (NDArray t =
-     * NDArray.zeros(FLOAT64, 256).confined()) { ... }}. It applies to the memory, so to the owner
-     * and all its views. Memory the host cannot access has no segments; confining it only records
-     * the thread.
+     * Confines this array's memory strictly to the calling thread, and returns this array. Segments
+     * and element access then work on this thread only (other threads get
+     * {@link WrongThreadException}; {@link #segment()} too gives a segment confined to this thread),
+     * and {@link #close()} and {@link #resize} must be called here too. Without it, element access
+     * on the creating thread is already confined and cheap to close, but other threads may share the
+     * array (through a shared arena, whose close synchronises with every thread of the JVM); use it
+     * to make sure an array never leaves its thread. It applies to the memory, so to the owner and
+     * all its views. Memory the host cannot access has no segments; confining it only records the
+     * thread.
      *
      * @return this array
      * @throws IllegalStateException if the array is closed, wraps memory datamem does not own (its
      *                               segment keeps its own scope), is confined to another thread, or
-     *                               its memory was already reached through a shared segment
+     *                               its memory was already reached through a shared segment or from
+     *                               another thread
      */
     public NDArray confined() {
         checkOpen();
