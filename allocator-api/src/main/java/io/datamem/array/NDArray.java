@@ -64,8 +64,8 @@ import java.util.function.LongConsumer;
  */
 public final class NDArray implements AutoCloseable, BufferExporter {
 
-    /** The most axes an array may have (NumPy's limit). */
-    public static final int MAX_NDIM = 64;
+    /** The most axes an array may have (NumPy's limit, and the buffer protocol's). */
+    public static final int MAX_NDIM = BufferView.MAX_NDIM;
 
     private final NDArray base;          // the array a view was made from; null for owners and wrapped arrays
     private final ArrayMemory memory;

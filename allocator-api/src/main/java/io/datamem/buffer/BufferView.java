@@ -1,6 +1,5 @@
 package io.datamem.buffer;
 
-import io.datamem.array.NDArray;
 import io.datamem.internal.Strides;
 
 import java.lang.foreign.MemoryLayout;
@@ -46,6 +45,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>Instances are immutable apart from their release state, and thread-safe.
  */
 public final class BufferView implements AutoCloseable {
+
+    /** The most dimensions a buffer may have: CPython's {@code PyBUF_MAX_NDIM}, NumPy's limit too. */
+    public static final int MAX_NDIM = 64;
 
     /**
      * CPython's {@code Py_buffer} on 64-bit platforms (80 bytes) followed by the extended buffer
@@ -164,7 +166,7 @@ public final class BufferView implements AutoCloseable {
     /**
      * The exporting object (CPython's {@code obj}).
      *
-     * @return the exporter, for example the {@link NDArray}
+     * @return the exporter, for example the {@link io.datamem.array.NDArray}
      */
     public Object obj() {
         return obj;
@@ -472,8 +474,8 @@ public final class BufferView implements AutoCloseable {
         }
         MemorySegment s = pyBuffer.reinterpret(extended ? NATIVE_LAYOUT.byteSize() : PY_BUFFER_BYTE_SIZE);
         int ndim = s.get(JAVA_INT, OFF_NDIM);
-        if (ndim < 0 || ndim > NDArray.MAX_NDIM) {
-            throw new IllegalArgumentException("Py_buffer.ndim: " + ndim + " (expected: 0.." + NDArray.MAX_NDIM + ")");
+        if (ndim < 0 || ndim > MAX_NDIM) {
+            throw new IllegalArgumentException("Py_buffer.ndim: " + ndim + " (expected: 0.." + MAX_NDIM + ")");
         }
         MemorySegment formatPtr = s.get(ADDRESS, OFF_FORMAT);
         long[] shape = readLongs(s.get(ADDRESS, OFF_SHAPE), ndim);
@@ -771,8 +773,8 @@ public final class BufferView implements AutoCloseable {
             if (itemSize < 1) {
                 throw bad("itemsize: " + itemSize + " (expected: >= 1)");
             }
-            if (ndim < 0 || ndim > NDArray.MAX_NDIM) {
-                throw bad("ndim: " + ndim + " (expected: 0.." + NDArray.MAX_NDIM + ")");
+            if (ndim < 0 || ndim > MAX_NDIM) {
+                throw bad("ndim: " + ndim + " (expected: 0.." + MAX_NDIM + ")");
             }
             if (readOnly && BufferFlags.requests(requestFlags, BufferFlags.WRITABLE)) {
                 throw bad("readonly: true, but WRITABLE was requested");
