@@ -117,4 +117,44 @@ class ArenaTest {
         }
         assertEquals(0, counting.liveBlocks());
     }
+
+    /** allocate racing close: every block is either refused or freed by the close, never lost. */
+    @Test
+    void allocationsRacingACloseAreEitherRefusedOrFreedByIt() throws Exception {
+        for (int round = 0; round < 500; round++) {
+            Arena arena = h.openSharedArena();
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            Thread[] allocators = new Thread[2];
+            java.util.concurrent.atomic.AtomicLong handedOut = new java.util.concurrent.atomic.AtomicLong();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            for (int i = 0; i < allocators.length; i++) {
+                allocators[i] = Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                        for (int k = 0; k < 10_000; k++) {
+                            arena.allocate(32, k % 2 == 0 ? 8 : 256);   // with and without padding
+                            handedOut.incrementAndGet();
+                        }
+                    } catch (IllegalStateException closed) {
+                        if (!closed.getMessage().contains("closed")) {
+                            failure.set(closed);
+                        }
+                    } catch (Throwable t) {
+                        failure.set(t);
+                    }
+                });
+            }
+            go.countDown();
+            long wanted = 50 + round % 50;       // close while both threads are allocating
+            while (handedOut.get() < wanted && allocators[0].isAlive() && allocators[1].isAlive()) {
+                Thread.onSpinWait();
+            }
+            arena.close();
+            for (Thread t : allocators) {
+                t.join();
+            }
+            assertEquals(null, failure.get());
+            assertEquals(0, counting.liveBlocks(), "round " + round + ": " + handedOut.get() + " handed out");
+        }
+    }
 }
