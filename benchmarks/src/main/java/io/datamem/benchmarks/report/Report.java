@@ -959,20 +959,22 @@ public final class Report {
         return "float64[" + elements + "] (" + sizeName(elements * 8) + ")";
     }
 
-    /** A ratio and its error, for a goal's figures. */
+    /** A ratio and its error (NaN where a figure has none), for a goal's figures. */
     private record Ratio(double value, double error, int forks) {
 
         static Ratio of(Result a, Result b) {
-            return new Ratio(a.score() / b.score(), ratioError(a.score(), a.error(), b.score(), b.error()),
-                    Math.min(forksOf(a), forksOf(b)));
+            double e = Double.isFinite(a.error()) && Double.isFinite(b.error())
+                    ? ratioError(a.score(), a.error(), b.score(), b.error()) : Double.NaN;
+            return new Ratio(a.score() / b.score(), e, Math.min(forksOf(a), forksOf(b)));
         }
 
         private static int forksOf(Result r) {
             return r.benchmark().startsWith("NumPy.") ? Integer.MAX_VALUE : r.forks();
         }
 
+        /** Without an error, a re-run could flip the verdict as far as anyone can tell. */
         Check check(double target) {
-            return new Check(value <= target, Math.abs(value - target) < error);
+            return new Check(value <= target, !(Math.abs(value - target) >= error));
         }
 
         @Override
@@ -1001,7 +1003,7 @@ public final class Report {
             parts.add(sizeName(n * 8) + ": " + cell(d.get()) + " ns against NumPy's " + cell(np.get()) + " ns (median): "
                     + r);
             if (r.value() > ARRAY_VS_NUMPY) {
-                whys.add(decomposition("default_allocator", n, 1) + "; NumPy's whole lifecycle takes "
+                whys.add(decomposition("default_allocator", n, 1) + ", where NumPy's whole lifecycle takes "
                         + fmt(np.get().score()) + " ns");
             }
         }
@@ -1009,8 +1011,14 @@ public final class Report {
             String figure = anyJava ? "NumPy " + numpyNote() : NOT_MEASURED;
             return new Goal(goal, figure, NOT_MEASURED, "");
         }
-        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), String.join("; ", whys)
-                + (whys.isEmpty() ? "" : "."));
+        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), whys(whys));
+    }
+
+    /** The reasons of a missed array goal, with the terms of {@link #decomposition} explained once. */
+    private static String whys(List<String> whys) {
+        return whys.isEmpty() ? "" : String.join("; ", whys) + " (in ns per lifecycle: *the array* is `empty` +"
+                + " `close` of an array never written, less the handler's pair; *the access* is what writing and"
+                + " reading one element adds, with what closing an array whose memory was touched costs).";
     }
 
     /** Splits a written lifecycle into the handler's pair, the array around it, and the access. */
@@ -1018,10 +1026,8 @@ public final class Report {
         double w = lifecycle("written", handler, elements, threads).map(Result::score).orElse(Double.NaN);
         double e = lifecycle("neverWritten", handler, elements, threads).map(Result::score).orElse(Double.NaN);
         double m = lifecycle("mallocFree", handler, elements, threads).map(Result::score).orElse(Double.NaN);
-        return "at " + sizeName(elements * 8) + " on " + handler + " the written lifecycle takes " + fmt(w)
-                + " ns: the handler's malloc + free " + fmt(m) + " ns, the array around it (`empty` + `close`"
-                + " without touching the memory, less the pair) " + fmt(e - m) + " ns, and writing then reading one"
-                + " element, with what closing an array whose memory was touched costs, " + fmt(w - e) + " ns";
+        return sizeName(elements * 8) + " on " + handler + ": " + fmt(w) + " ns = malloc + free " + fmt(m)
+                + " + the array " + fmt(e - m) + " + the access " + fmt(w - e);
     }
 
     private Goal arrayVsMalloc() {
@@ -1050,8 +1056,7 @@ public final class Report {
         if (checks.isEmpty()) {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
-        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), String.join("; ", whys)
-                + (whys.isEmpty() ? "" : "."));
+        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), whys(whys));
     }
 
     /**
@@ -1205,8 +1210,7 @@ public final class Report {
 
         b.append("\nNumPy, timed by `benchmarks/run` in the same run: ").append(numpyNote()).append(".\n");
         if (anyNumPy) {
-            b.append("\n| statement | median | 99.9% interval of the median | quartiles | min – max | repeats × loops"
-                    + " |\n|---|---:|---:|---:|---:|---:|\n");
+            b.append("\n| statement | median | quartiles | min – max | repeats × loops |\n|---|---:|---:|---:|---:|\n");
             for (long n : ARRAY_ELEMENTS) {
                 Optional<Result> np = numpy(n);
                 if (np.isEmpty()) {
@@ -1214,8 +1218,7 @@ public final class Report {
                 }
                 Result r = np.get();
                 b.append("| `a = np.empty(").append(n).append("); a[0] = 1.0; b = a[0]; del a` | ").append(fmt(r.score()))
-                        .append(" | ").append(fmt(r.score() - r.error())).append(" – ")
-                        .append(fmt(r.score() + r.error())).append(" | ").append(fmt(r.percentile(25)))
+                        .append(" | ").append(fmt(r.percentile(25)))
                         .append(" – ").append(fmt(r.percentile(75))).append(" | ").append(fmt(r.percentile(0)))
                         .append(" – ").append(fmt(r.percentile(100))).append(" | ").append(r.param("repeats"))
                         .append(" × ").append(r.param("loops")).append(" |\n");
