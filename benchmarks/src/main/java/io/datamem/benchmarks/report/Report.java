@@ -1227,7 +1227,9 @@ public final class Report {
         List<String> categories = new ArrayList<>();
         for (String h : ARRAY_HANDLERS) {
             for (long n : ARRAY_ELEMENTS) {
-                categories.add(h + ", " + sizeName(n * 8));
+                // short labels: six of them share the chart's width
+                categories.add(h.replace("default_allocator", "default").replace("pool(aligned64)", "pool") + " "
+                        + sizeName(n * 8));
             }
         }
         SequencedMap<String, double[]> series = new LinkedHashMap<>();
