@@ -30,16 +30,21 @@ import java.util.regex.Pattern;
  * needs and calls it.
  *
  * <pre>
- * Suite [--full] [--include REGEX] [--threads N] [--results DIR] [--docs DIR] [--report-only]
- *       [--command TEXT] [--started EPOCH_SECONDS]
+ * Suite [--full | --smoke] [--include REGEX] [--threads N] [--python CMD] [--results DIR] [--docs DIR]
+ *       [--report-only] [--command TEXT] [--started EPOCH_SECONDS]
  * </pre>
  *
  * <ul>
  *   <li>{@code --full}: the full profile (more sizes, iterations and forks) instead of the quick
  *       one, which fits in 15 minutes on 2 cores;</li>
+ *   <li>{@code --smoke}: one short iteration of everything, one fork: checks that the suite runs and
+ *       the page renders; its figures mean nothing and its array goals stay undecided;</li>
  *   <li>{@code --include REGEX}: only benchmarks whose name matches (for investigating one; the page
- *       then goes to {@code benchmarks/target/report} unless {@code --docs} says otherwise);</li>
- *   <li>{@code --threads N}: the thread count of the multi-threaded runs (default: the cores);</li>
+ *       then goes to {@code benchmarks/target/report} unless {@code --docs} says otherwise, as it does
+ *       for {@code --smoke});</li>
+ *   <li>{@code --threads N}: the thread count of the multi-threaded allocation runs (default: the cores);
+ *       the array lifecycle runs on 1 and 2 threads whenever N is above 1;</li>
+ *   <li>{@code --python CMD}: the Python that times NumPy's array lifecycle (default {@code python3});</li>
  *   <li>{@code --report-only}: regenerate the page from the results already in {@code --results}.</li>
  * </ul>
  */
@@ -63,18 +68,33 @@ public final class Suite {
      * @param threadedSizes   block sizes of the multi-threaded allocation runs
      * @param gibs            block sizes of the huge page runs, in GiB
      * @param singleShots     measured iterations of the single-shot (first touch) runs
+     * @param arrayForks      JVMs per benchmark of the array runs, whose goals need at least
+     *                        {@link Report#VERDICT_FORKS}
+     * @param arrayIterations measured iterations per fork of the array runs
+     * @param numpyRepeats    timeit repeats of NumPy's lifecycle, per length
+     * @param numpySeconds    each repeat's length
      */
     record Profile(String name, int forks, int warmups, int warmupMillis, int iterations, int iterationMillis,
-                   String[] sizes, String[] threadedSizes, String[] gibs, int singleShots) {
+                   String[] sizes, String[] threadedSizes, String[] gibs, int singleShots, int arrayForks,
+                   int arrayIterations, int numpyRepeats, double numpySeconds) {
     }
 
     static final String[] ALL_SIZES = {"64", "4096", "65536", "1048576", "16777216"};
 
     static final Profile QUICK = new Profile("quick", 1, 2, 300, 5, 300, ALL_SIZES,
-            new String[] {"64", "65536"}, new String[] {"1", "4"}, 3);
+            new String[] {"64", "65536"}, new String[] {"1", "4"}, 3, Report.VERDICT_FORKS, 3, 51, 0.05);
 
     static final Profile FULL = new Profile("full", 2, 3, 1000, 5, 1000, ALL_SIZES, ALL_SIZES,
-            new String[] {"1", "2", "4", "8"}, 5);
+            new String[] {"1", "2", "4", "8"}, 5, Report.VERDICT_FORKS, 5, 101, 0.2);
+
+    static final Profile SMOKE = new Profile("smoke", 1, 1, 100, 1, 100, new String[] {"64"},
+            new String[] {"64"}, new String[] {"1"}, 1, 1, 1, 11, 0.01);
+
+    /** The name of the stage that times NumPy instead of running JMH. */
+    static final String NUMPY_STAGE = "numpy";
+
+    /** The float64 lengths of the array lifecycle runs and of NumPy's: 64 B and 1 MiB. */
+    static final long[] ARRAY_ELEMENTS = {8, 131072};
 
     /**
      * A group of benchmarks run with the same options.
@@ -84,8 +104,15 @@ public final class Suite {
      * @param threads threads
      * @param params  parameter overrides
      * @param single  whether it is a single-shot run
+     * @param forks   JVMs per benchmark; 0: the profile's
+     * @param iterations measured iterations; 0: the profile's
      */
-    record Stage(String name, String include, int threads, Map<String, String[]> params, boolean single) {
+    record Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
+                 int iterations) {
+
+        Stage(String name, String include, int threads, Map<String, String[]> params, boolean single) {
+            this(name, include, threads, params, single, 0, 0);
+        }
     }
 
     static List<Stage> stages(Profile p, int threads) {
@@ -96,6 +123,14 @@ public final class Suite {
             stages.add(new Stage("alloc-" + threads + "t", alloc, threads, Map.of("byteSize", p.threadedSizes()),
                     false));
         }
+        String lifecycle = PACKAGE + "NDArrayLifecycle\\.";
+        stages.add(new Stage("arrays-1t", lifecycle, 1, Map.of(), false, p.arrayForks(), p.arrayIterations()));
+        stages.add(new Stage(NUMPY_STAGE, "", 1, Map.of(), false));
+        if (threads > 1) {
+            stages.add(new Stage("arrays-2t", lifecycle, 2, Map.of(), false, p.arrayForks(), p.arrayIterations()));
+        }
+        stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, p.arrayForks(),
+                p.arrayIterations()));
         stages.add(new Stage("current", PACKAGE + "CurrentHandler\\.", 1, Map.of(), false));
         stages.add(new Stage("statistics", PACKAGE + "StatisticsOverhead\\.", 1, Map.of(), false));
         stages.add(new Stage("streaming", PACKAGE + "Streaming\\.", 1, Map.of(), false));
@@ -116,6 +151,7 @@ public final class Suite {
         int threads = Runtime.getRuntime().availableProcessors();
         Path results = Path.of("benchmarks/target/jmh");
         Path docs = null;
+        String python = "python3";
         boolean reportOnly = false;
         String command = "benchmarks/run";
         Instant started = Instant.now();
@@ -123,6 +159,8 @@ public final class Suite {
             switch (args[i]) {
                 case "--full" -> profile = FULL;
                 case "--quick" -> profile = QUICK;
+                case "--smoke" -> profile = SMOKE;
+                case "--python" -> python = value(args, ++i);
                 case "--include" -> include = value(args, ++i);
                 case "--threads" -> threads = Integer.parseInt(value(args, ++i));
                 case "--results" -> results = Path.of(value(args, ++i));
@@ -131,22 +169,28 @@ public final class Suite {
                 case "--command" -> command = value(args, ++i);
                 case "--started" -> started = Instant.ofEpochSecond(Long.parseLong(value(args, ++i)));
                 default -> throw new IllegalArgumentException("unknown argument: " + args[i] + " (expected: --full,"
-                        + " --include REGEX, --threads N, --results DIR, --docs DIR, --report-only, --command TEXT,"
-                        + " --started EPOCH_SECONDS)");
+                        + " --smoke, --include REGEX, --threads N, --python CMD, --results DIR, --docs DIR,"
+                        + " --report-only, --command TEXT, --started EPOCH_SECONDS)");
             }
-        }
-        if (docs == null) {
-            docs = include == null ? Path.of("docs") : Path.of("benchmarks/target/report");
         }
         Files.createDirectories(results);
         Path runFile = results.resolve("run.properties");
+        if (docs == null) {
+            boolean smoke = profile == SMOKE || reportOnly && Files.exists(runFile)
+                    && Files.readString(runFile).contains("profile=smoke");
+            docs = include == null && !smoke ? Path.of("docs") : Path.of("benchmarks/target/report");
+        }
         Path notes = results.resolve("notes.txt");
         if (!reportOnly) {
             clean(results);
             String loadBefore = loadAverage();
             List<Stage> stages = stages(profile, threads);
             for (Stage stage : stages) {
-                runStage(profile, stage, include, results, notes);
+                if (stage.name().equals(NUMPY_STAGE)) {
+                    runNumPy(profile, include, python, results, notes);
+                } else {
+                    runStage(profile, stage, include, results, notes);
+                }
             }
             Properties run = new Properties();
             run.setProperty("profile", profile.name());
@@ -197,7 +241,7 @@ public final class Suite {
         String library = System.getProperty(NativeCalls.LIBRARY_PROPERTY, "benchmarks/target/native/libdmbench.so");
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(regex)
-                .forks(p.forks())
+                .forks(stage.forks() > 0 ? stage.forks() : p.forks())
                 .threads(stage.threads())
                 .shouldFailOnError(false)
                 .jvmArgs("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xms1g",
@@ -209,7 +253,8 @@ public final class Suite {
             o.warmupIterations(1).measurementIterations(p.singleShots());
         } else {
             o.warmupIterations(p.warmups()).warmupTime(TimeValue.milliseconds(p.warmupMillis()))
-                    .measurementIterations(p.iterations()).measurementTime(TimeValue.milliseconds(p.iterationMillis()));
+                    .measurementIterations(stage.iterations() > 0 ? stage.iterations() : p.iterations())
+                    .measurementTime(TimeValue.milliseconds(p.iterationMillis()));
         }
         stage.params().forEach(o::param);
         System.out.println("# datamem suite: stage " + stage.name() + " (" + p.name() + " profile)");
@@ -218,6 +263,25 @@ public final class Suite {
         } catch (NoBenchmarksException e) {
             System.out.println("# datamem suite: stage " + stage.name() + ": nothing matches " + include);
         }
+    }
+
+    /**
+     * Times NumPy's array lifecycle, unless {@code --include} leaves out both it and the Java lifecycle
+     * it is compared with.
+     */
+    private static void runNumPy(Profile p, String include, String python, Path results, Path notes)
+            throws IOException, InterruptedException {
+        if (include != null) {
+            Pattern in = Pattern.compile(include);
+            if (!in.matcher(NumPyTiming.BENCHMARK).find()
+                    && !in.matcher(PACKAGE.replace("\\", "") + "NDArrayLifecycle.written").find()) {
+                return;
+            }
+        }
+        System.out.println("# datamem suite: stage " + NUMPY_STAGE + " (" + p.name() + " profile): " + python
+                + " timeit, " + p.numpyRepeats() + " repeats of " + p.numpySeconds() + " s per length");
+        NumPyTiming.run(python, p.numpyRepeats(), p.numpySeconds(), ARRAY_ELEMENTS, results.resolve("numpy.json"),
+                notes);
     }
 
     private static void writeReport(Path results, Path runFile, Path notes, Path docs) throws IOException {

@@ -16,9 +16,12 @@ import java.util.Objects;
  *                  one (a single iteration)
  * @param unit      the unit of {@code score} ({@code ns/op}, {@code ms/op})
  * @param jdk       the JDK that ran it ({@code JDK 25.0.1, OpenJDK 64-Bit Server VM, 25.0.1+8-LTS})
+ * @param forks     the JVMs the measured iterations came from (JMH's {@code forks}; 0 when not recorded)
+ * @param percentiles the distribution of the measurements, by percentile ({@code 50.0} is the median);
+ *                  empty when not recorded
  */
 public record Result(String benchmark, Map<String, String> params, int threads, String mode, double score,
-                     double error, String unit, String jdk) {
+                     double error, String unit, String jdk, int forks, Map<Double, Double> percentiles) {
 
     /**
      * Validates and copies.
@@ -31,6 +34,35 @@ public record Result(String benchmark, Map<String, String> params, int threads, 
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(unit, "unit");
         Objects.requireNonNull(jdk, "jdk");
+        percentiles = Map.copyOf(percentiles);
+    }
+
+    /**
+     * A result from one fork, without percentiles.
+     *
+     * @param benchmark the class and method, without the package
+     * @param params    the parameters
+     * @param threads   the threads that ran it
+     * @param mode      JMH's mode
+     * @param score     the mean
+     * @param error     the half-width of the 99.9% confidence interval, or NaN
+     * @param unit      the unit of {@code score}
+     * @param jdk       the JDK that ran it
+     * @throws NullPointerException if a reference is null
+     */
+    public Result(String benchmark, Map<String, String> params, int threads, String mode, double score, double error,
+                  String unit, String jdk) {
+        this(benchmark, params, threads, mode, score, error, unit, jdk, 1, Map.of());
+    }
+
+    /**
+     * A percentile of the measurements.
+     *
+     * @param percentile the percentile, 0 to 100
+     * @return its value, or NaN if not recorded
+     */
+    public double percentile(double percentile) {
+        return percentiles.getOrDefault(percentile, Double.NaN);
     }
 
     /**
@@ -77,9 +109,20 @@ public record Result(String benchmark, Map<String, String> params, int threads, 
             throw new IllegalArgumentException("JMH result " + full + " without primaryMetric");
         }
         String jdk = "JDK " + m.get("jdkVersion") + ", " + m.get("vmName") + " " + m.get("vmVersion");
+        Map<Double, Double> percentiles = new java.util.TreeMap<>();
+        if (primary.get("scorePercentiles") instanceof Map<?, ?> p) {
+            p.forEach((k, v) -> {
+                try {
+                    percentiles.put(Double.valueOf(String.valueOf(k)), number(v));
+                } catch (NumberFormatException e) {
+                    // not a percentile: ignored
+                }
+            });
+        }
+        Double forks = number(m.get("forks"));
         return new Result(shortName, params, number(m.get("threads")).intValue(), String.valueOf(m.get("mode")),
                 number(primary.get("score")), number(primary.get("scoreError")), String.valueOf(primary.get("scoreUnit")),
-                jdk);
+                jdk, forks.isNaN() ? 0 : forks.intValue(), percentiles);
     }
 
     private static Double number(Object o) {

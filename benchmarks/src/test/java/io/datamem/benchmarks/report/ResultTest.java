@@ -36,6 +36,7 @@ class ResultTest {
                         "score" : 12.5,
                         "scoreError" : 0.75,
                         "scoreConfidence" : [ 11.75, 13.25 ],
+                        "scorePercentiles" : { "0.0" : 12.0, "50.0" : 12.5, "100.0" : 13.0 },
                         "scoreUnit" : "ns/op",
                         "rawData" : [ [ 12.0, 12.5, 13.0 ] ]
                     },
@@ -72,10 +73,16 @@ class ResultTest {
         assertEquals(0.75, a.error());
         assertEquals("ns/op", a.unit());
         assertEquals("JDK 25.0.3, OpenJDK 64-Bit Server VM 25.0.3+9-LTS", a.jdk());
+        assertEquals(1, a.forks());
+        assertEquals(12.5, a.percentile(50));
+        assertEquals(13.0, a.percentile(100));
+        assertTrue(Double.isNaN(a.percentile(25)), "a percentile not written is NaN");
         Result b = rs.get(1);
         assertEquals("CurrentHandler.current", b.benchmark());
         assertEquals(Map.of(), b.params());
         assertTrue(Double.isNaN(b.error()), "JMH writes NaN as a string");
+        assertEquals(0, b.forks(), "forks not written");
+        assertEquals(Map.of(), b.percentiles());
     }
 
     @Test
