@@ -32,8 +32,10 @@ import java.util.concurrent.atomic.LongAdder;
  * Every {@code free} and {@code realloc} is checked against the pool's own records, not against
  * bytes in the block: a pointer the pool did not hand out, a size of another class than the block
  * was allocated with, an interior pointer, and a second free of the same block each throw
- * {@link IllegalArgumentException} naming the address and the sizes, and leave the pool unchanged.
- * A block is never handed out twice.
+ * {@link IllegalArgumentException} naming the pool, the address and the sizes, and leave the pool
+ * unchanged. Blocks the upstream allocated directly (above {@link Options#maxPooledByteSize()}) are
+ * recorded in a table of live blocks too, so a foreign pointer, a double free or a wrong size of
+ * one is refused the same way and never reaches the upstream. A block is never handed out twice.
  *
  * <h2>Threads</h2>
  * Platform threads get a cache per size class; a block freed by any thread goes to that thread's
@@ -160,9 +162,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private volatile SlabIndex index = SlabIndex.EMPTY;
     private volatile int flushEpoch;
     private volatile boolean closed;
-    // Blocks the upstream allocated directly that are below maxPooledByteSize (calloc of memory the
-    // host cannot zero): address -> size.
-    private final ConcurrentHashMap<Long, Long> passThroughSmall = new ConcurrentHashMap<>();
+    // Every live block the upstream allocated directly (requests above maxPooledByteSize, and calloc
+    // of memory the host cannot zero): address -> size. A free or realloc outside the slabs must
+    // name one of them, with its size, before it reaches the upstream.
+    private final ConcurrentHashMap<Long, Long> passThroughBlocks = new ConcurrentHashMap<>();
 
     private final LongAdder directAllocations = new LongAdder();   // virtual threads, no cache
     private final LongAdder directFrees = new LongAdder();
@@ -319,17 +322,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         checkOpen();
         int c = classOf(size);
-        if (c < 0) {
-            MemorySegment p = upstream.calloc(count, elementByteSize);
-            return counted(p);
-        }
-        if (!hostAccessible) {
-            // The host cannot zero a pooled block: let the upstream allocate (and zero) this one.
-            MemorySegment p = upstream.calloc(count, elementByteSize);
-            if (p.address() != 0) {
-                passThroughSmall.put(p.address(), size);
-            }
-            return counted(p);
+        if (c < 0 || !hostAccessible) {
+            // Too large to pool, or the host cannot zero a pooled block: the upstream allocates
+            // (and zeroes) this one.
+            return counted(upstream.calloc(count, elementByteSize), size);
         }
         MemorySegment p = take(c);
         if (p.address() != 0 && size > 0) {
@@ -339,14 +335,16 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     private MemorySegment passThroughMalloc(long byteSize) {
-        return counted(upstream.malloc(byteSize));
+        return counted(upstream.malloc(byteSize), byteSize);
     }
 
-    private MemorySegment counted(MemorySegment p) {
+    /** Counts a block the upstream allocated directly and records it as live. */
+    private MemorySegment counted(MemorySegment p, long byteSize) {
         if (p.address() == 0) {
             failures.increment();
         } else {
             passThrough.increment();
+            passThroughBlocks.put(p.address(), byteSize);
         }
         return p;
     }
@@ -472,6 +470,17 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // ---------------------------------------------------------------------------------------------
     // Free
 
+    /**
+     * Gives a block back to the pool, or to the upstream if the upstream allocated it directly.
+     *
+     * @param ptr      a block this pool returned, or {@code NULL} (a no-op)
+     * @param byteSize the size it was allocated (or last reallocated) with
+     * @throws IllegalArgumentException if {@code byteSize} is negative; if {@code ptr} is not a live
+     *                                  block of this pool (never handed out here, an interior pointer,
+     *                                  or already freed); or if {@code byteSize} is not the size it
+     *                                  was allocated with (for a pooled block: of another size
+     *                                  class). Nothing is freed and the pool is unchanged.
+     */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
@@ -492,22 +501,28 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     private void freeUnpooled(MemorySegment ptr, long byteSize) {
         long address = ptr.address();
-        Long small = passThroughSmall.remove(address);
-        if (small != null) {
-            if (small != byteSize) {
-                passThroughSmall.put(address, small);
-                throw wrongSize(address, small, byteSize, "free");
-            }
+        Long allocated = passThroughBlocks.get(address);
+        if (allocated == null) {
+            throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
+        }
+        if (allocated != byteSize) {
+            throw wrongSize(address, allocated, byteSize, "free");
+        }
+        if (!passThroughBlocks.remove(address, allocated)) {   // freed by another thread meanwhile
+            throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
+        }
+        try {
             upstream.free(ptr, byteSize);
-            return;
+        } catch (RuntimeException | Error e) {
+            passThroughBlocks.put(address, allocated);   // the upstream kept it
+            throw e;
         }
-        if (classOf(byteSize) >= 0) {
-            throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
-                    + "): not a block of this pool, nor a block above " + options.maxPooledByteSize()
-                    + " bytes passed to the upstream (expected: a pointer this pool's malloc, calloc or realloc"
-                    + " returned, with its size)");
-        }
-        upstream.free(ptr, byteSize);
+    }
+
+    private IllegalArgumentException notOurs(long address, String call) {
+        return new IllegalArgumentException(this + ": " + call + ": not a block of this pool, nor a live block"
+                + " it passed to the upstream (never allocated here, an interior pointer, or already freed)"
+                + " (expected: a pointer this pool's malloc, calloc or realloc returned, with its size)");
     }
 
     /** Checks a pointer and size against the slab it lies in, and returns its block index. */
@@ -528,8 +543,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return block;
     }
 
-    private static IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
-        return new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + given
+    private IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
+        return new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + given
                 + "): the block was allocated with " + allocated + " bytes (expected: that size)");
     }
 
@@ -647,6 +662,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // ---------------------------------------------------------------------------------------------
     // Realloc
 
+    /**
+     * Resizes a block: in place within its size class, by the upstream when it stays above
+     * {@link Options#maxPooledByteSize()}, else by moving it.
+     *
+     * @param ptr         a block this pool returned, or {@code NULL} (then a {@code malloc})
+     * @param oldByteSize the size it was allocated with
+     * @param newByteSize the size wanted
+     * @return the resized block, or {@code NULL} if no memory could be had (the old block is then
+     *         untouched and still the caller's)
+     * @throws IllegalArgumentException      if a size is negative, or {@code ptr} is not a live block
+     *                                       of this pool with {@code oldByteSize} (as for
+     *                                       {@link #free}); nothing is changed
+     * @throws IllegalStateException         if the pool is closed and the block must move or grow
+     * @throws UnsupportedOperationException if memory the host cannot access must move across size
+     *                                       classes and the upstream's traits carry no device copy
+     */
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         Checks.byteSize("oldByteSize", oldByteSize);
@@ -657,21 +688,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         Slab slab = find(address, caches.get());
         if (slab == null) {
-            Long small = passThroughSmall.get(address);
-            if (small != null) {
-                if (small != oldByteSize) {
-                    throw wrongSize(address, small, oldByteSize, "realloc");
-                }
-                return move(ptr, oldByteSize, newByteSize);
+            Long allocated = passThroughBlocks.get(address);
+            if (allocated == null) {
+                throw notOurs(address, "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", "
+                        + newByteSize + ")");
             }
-            if (classOf(oldByteSize) >= 0) {
-                throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", "
-                        + oldByteSize + ", " + newByteSize + "): not a block of this pool (expected: a pointer this"
-                        + " pool returned, with its size)");
+            if (allocated != oldByteSize) {
+                throw wrongSize(address, allocated, oldByteSize, "realloc");
             }
-            if (classOf(newByteSize) < 0) {   // large stays large: the upstream resizes it
+            if (classOf(oldByteSize) < 0 && classOf(newByteSize) < 0) {   // large stays large: the upstream resizes it
                 checkOpen();
-                return upstream.realloc(ptr, oldByteSize, newByteSize);
+                MemorySegment p = upstream.realloc(ptr, oldByteSize, newByteSize);
+                if (p.address() != 0) {
+                    passThroughBlocks.remove(address, allocated);
+                    passThroughBlocks.put(p.address(), newByteSize);
+                }
+                return p;
             }
             return move(ptr, oldByteSize, newByteSize);
         }

@@ -155,6 +155,40 @@ class PoolingAllocatorTest {
     }
 
     @Test
+    void largeBlocksAreKnownSoForeignDoubleAndWrongSizeFreesNeverReachTheUpstream() {
+        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+                .withMaxPooledByteSize(1 << 20));
+        long size = 2L << 20;
+        MemorySegment p = pool.malloc(size);
+        MemorySegment z = pool.calloc(1, size);
+        AlignedAllocator other = new AlignedAllocator(64);
+        MemorySegment foreign = other.malloc(size);
+        String hex = "0x" + Long.toHexString(foreign.address());
+        String notOurs = assertThrows(IllegalArgumentException.class, () -> pool.free(foreign, size)).getMessage();
+        assertTrue(notOurs.contains(pool.toString()) && notOurs.contains(hex) && notOurs.contains(Long.toString(size))
+                && notOurs.contains("not a block of this pool"), notOurs);
+        other.free(foreign, size);
+        String interior = assertThrows(IllegalArgumentException.class,
+                () -> pool.free(MemorySegment.ofAddress(p.address() + 4096), size)).getMessage();
+        assertTrue(interior.contains("not a block of this pool"), interior);
+        String wrong = assertThrows(IllegalArgumentException.class, () -> pool.free(p, size + 1)).getMessage();
+        assertTrue(wrong.contains(pool.toString()) && wrong.contains("allocated with " + size)
+                && wrong.contains(Long.toString(size + 1)), wrong);
+        assertThrows(IllegalArgumentException.class, () -> pool.realloc(p, size + 1, size * 2));
+        assertThrows(IllegalArgumentException.class, () -> pool.realloc(foreign, size, size * 2));
+        assertEquals(0, counting.frees(), "no misuse reached the upstream");
+        pool.free(p, size);
+        String twice = assertThrows(IllegalArgumentException.class, () -> pool.free(p, size)).getMessage();
+        assertTrue(twice.contains("0x" + Long.toHexString(p.address())), twice);
+        MemorySegment q = pool.realloc(z, size, size * 2);
+        assertThrows(IllegalArgumentException.class, () -> pool.free(z, size), "the old block is gone");
+        pool.free(q, size * 2);
+        assertEquals(2, counting.frees(), "each block went upstream once");
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    @Test
     void aBlockIsNeverHandedOutTwiceUnderConcurrencyWithCrossThreadFrees() throws Exception {
         PoolingAllocator pool = new PoolingAllocator(counting, new PoolingAllocator.Options(1 << 20, 16 << 10, 4 << 20));
         int threads = 6;
