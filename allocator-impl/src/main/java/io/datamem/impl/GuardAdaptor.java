@@ -41,7 +41,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * {@link OnViolation#THROW} mode, throws a {@link GuardViolationException}. Misuses of the pointer
  * or size passed (wrong size, double free, foreign pointer) leave memory untouched in that mode;
  * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
- * since the red zone absorbed it. In {@link OnViolation#RECORD} mode nothing is thrown: a
+ * since the red zone absorbed it. A {@code realloc} checks the block before it moves anything:
+ * corruption found there is handled as by a {@code free} (the old block is freed) and nothing is
+ * allocated or copied. In {@link OnViolation#RECORD} mode nothing is thrown: a
  * wrong-size free frees the block with its real size, a bad pointer is ignored, and a bad
  * {@code realloc} returns {@code NULL}.
  *
@@ -271,6 +273,21 @@ public final class GuardAdaptor implements AllocatorAdaptor {
                     "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", " + newByteSize
                             + ") of a " + b + "; the size passed is " + sizeDifference(oldByteSize, b.byteSize),
                     Thread.currentThread().getName()), false);
+        }
+        if (onViolation == OnViolation.THROW) {
+            // Check before moving: a corrupted block is retired as a free would retire it, and
+            // nothing is allocated or copied.
+            List<GuardViolation> found;
+            synchronized (b) {
+                found = b.released ? List.of() : inspect(b, "realloc");
+            }
+            if (!found.isEmpty()) {
+                violations.addAll(found);
+                if (live.remove(address, b)) {
+                    retire(b, "realloc");   // already reported: retire finds nothing more
+                }
+                violation(found.getFirst(), true);
+            }
         }
         MemorySegment moved = allocate(newByteSize, false);
         if (moved.address() == 0) {

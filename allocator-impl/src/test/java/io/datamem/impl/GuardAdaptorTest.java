@@ -128,6 +128,22 @@ class GuardAdaptorTest {
     }
 
     @Test
+    void reallocOfAnOverrunBlockChecksBeforeMovingAndAllocatesNothing() {
+        MemorySegment p = guard.malloc(100);
+        p.reinterpret(101).set(ValueLayout.JAVA_BYTE, 100, (byte) 0x41);
+        long allocations = upstream.allocations();
+        GuardViolationException e = assertThrows(GuardViolationException.class, () -> guard.realloc(p, 100, 4000));
+        assertEquals(GuardViolation.Kind.OVERRUN, e.violation().kind());
+        assertEquals("realloc", e.violation().detectedBy());
+        assertEquals(allocations, upstream.allocations(), "nothing was allocated for the move");
+        assertEquals(0, guard.liveCount(), "no new block is live, and the old one is freed");
+        assertEquals(GuardViolation.Kind.DOUBLE_FREE,
+                assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).violation().kind());
+        guard.drainQuarantine();
+        assertEquals(0, upstream.currentBytes(), "nothing leaked");
+    }
+
+    @Test
     void checkFindsOverrunsInEveryLiveBlockOnceAndUnderrunsToo() {
         MemorySegment a = guard.malloc(10);
         MemorySegment b = guard.calloc(4, 8);
