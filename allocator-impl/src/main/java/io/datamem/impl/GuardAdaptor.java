@@ -43,7 +43,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
  * since the red zone absorbed it. A {@code realloc} checks the block before it moves anything:
  * corruption found there is handled as by a {@code free} (the old block is freed) and nothing is
- * allocated or copied. In {@link OnViolation#RECORD} mode nothing is thrown: a
+ * allocated or copied. The exception says which happened:
+ * {@link GuardViolationException#blockReleased()} is true when the block was freed, and adaptors
+ * above the guard then account it as freed. In {@link OnViolation#RECORD} mode nothing is thrown: a
  * wrong-size free frees the block with its real size, a bad pointer is ignored, and a bad
  * {@code realloc} returns {@code NULL}.
  *
@@ -283,10 +285,11 @@ public final class GuardAdaptor implements AllocatorAdaptor {
             }
             if (!found.isEmpty()) {
                 violations.addAll(found);
-                if (live.remove(address, b)) {
+                boolean released = live.remove(address, b);
+                if (released) {
                     retire(b, "realloc");   // already reported: retire finds nothing more
                 }
-                violation(found.getFirst(), true);
+                throw new GuardViolationException(found.getFirst(), released);
             }
         }
         MemorySegment moved = allocate(newByteSize, false);
@@ -333,8 +336,8 @@ public final class GuardAdaptor implements AllocatorAdaptor {
             return;
         }
         List<GuardViolation> found = retire(b, "free");
-        if (!found.isEmpty()) {
-            violation(found.getFirst(), true);
+        if (!found.isEmpty() && onViolation == OnViolation.THROW) {
+            throw new GuardViolationException(found.getFirst(), true);   // recorded by retire
         }
     }
 

@@ -25,7 +25,10 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link Long#MAX_VALUE}: a {@code free} naming more bytes than are in use cannot be of a block
  * that came through this adaptor with that size, and is refused with an
  * {@link IllegalArgumentException} before the upstream is called (a {@code realloc}'s shrinkage
- * releases at most the bytes in use). Thread-safe.
+ * releases at most the bytes in use). A {@code free} or {@code realloc} the upstream refuses with an
+ * exception changes nothing, except a {@link GuardViolationException} whose
+ * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
+ * bytes are released. Thread-safe.
  */
 public final class LimitingAdaptor implements AllocatorAdaptor {
 
@@ -154,6 +157,10 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
             if (growth > 0) {
                 inUse.addAndGet(-growth);
             }
+            if (old > 0 && GuardViolationException.released(e)) {
+                // The guard below freed the old block and allocated nothing.
+                inUse.accumulateAndGet(old, (now, bytes) -> Math.max(0, now - bytes));
+            }
             throw e;
         }
         if (p.address() == 0) {
@@ -187,7 +194,9 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         try {
             upstream.free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
-            inUse.addAndGet(byteSize); // the upstream kept the block
+            if (!GuardViolationException.released(e)) {
+                inUse.addAndGet(byteSize); // the upstream kept the block
+            }
             throw e;
         }
     }
