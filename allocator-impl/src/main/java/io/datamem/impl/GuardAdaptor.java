@@ -50,7 +50,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * {@code realloc} returns {@code NULL}.
  *
  * <p>Layout of a block of {@code n} bytes: {@code header} bytes (the upstream's alignment, at least
- * 32: red-zone filler, then the size and a canary derived from the address), the {@code n} bytes,
+ * 32; only its last 32 bytes are written and checked: 16 bytes of red-zone filler, then the size and
+ * a canary derived from the address; padding before them stays untouched, so a large alignment
+ * commits no memory for it), the {@code n} bytes,
  * then {@link Builder#redZoneBytes(int) redZoneBytes} (32 by default). The guard keeps the
  * upstream's alignment. Bytes of a {@code malloc} block start as {@code 0xCD}, freed bytes become
  * {@code 0xDD}, red zones are {@code 0xFD}. {@code realloc} always moves the block (so stale
@@ -363,7 +365,9 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         }
         long address = raw.address() + header;
         MemorySegment s = segment(raw.address(), total);
-        s.asSlice(0, header - 16).fill(RED_ZONE_BYTE);
+        // Only the last MIN_HEADER bytes of the header are written: the rest is alignment padding,
+        // left untouched so that a large alignment commits no memory.
+        s.asSlice(header - MIN_HEADER, MIN_HEADER - 16).fill(RED_ZONE_BYTE);
         s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 16, byteSize);
         s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 8, canary(address, byteSize));
         if (!zeroed && byteSize > 0) {
@@ -492,7 +496,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         } else if (storedSize != b.byteSize) {
             underrun = "the size in its header (bytes -16 to -9) changed to " + storedSize;
         } else {
-            for (long i = header - 17; i >= 0; i--) {
+            for (long i = header - 17; i >= header - MIN_HEADER; i--) {
                 byte v = s.get(ValueLayout.JAVA_BYTE, i);
                 if (v != RED_ZONE_BYTE) {
                     underrun = "byte " + (i - header) + " (address 0x" + Long.toHexString(b.base + i) + ") is "

@@ -240,6 +240,25 @@ class GuardAdaptorTest {
     }
 
     @Test
+    void aHugeAlignmentFillsOnlyAFixedRegionOfTheHeader() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Rss.available(), "needs /proc/self/status");
+        GuardAdaptor g = new GuardAdaptor(new AlignedAllocator(256L << 20));
+        long before = Rss.bytes();
+        MemorySegment p = g.malloc(1);
+        long grown = Rss.bytes() - before;
+        assertEquals(0, p.address() % (256L << 20), "the guard keeps the upstream's alignment");
+        assertTrue(grown < (16L << 20), "malloc(1) made " + grown + " bytes resident");
+        p.reinterpret(2).set(ValueLayout.JAVA_BYTE, 1, (byte) 1);
+        MemorySegment.ofAddress(p.address() - 20).reinterpret(1).set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
+        List<GuardViolation> found = g.check();
+        assertEquals(List.of(GuardViolation.Kind.OVERRUN, GuardViolation.Kind.UNDERRUN),
+                found.stream().map(GuardViolation::kind).toList(), "both ends are still guarded");
+        g.free(p, 1);
+        g.drainQuarantine();
+        assertEquals(0, g.liveCount());
+    }
+
+    @Test
     void badSettingsAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).redZoneBytes(0));
         assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).quarantineBytes(-1));
