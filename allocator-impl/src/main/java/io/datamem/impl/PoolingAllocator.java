@@ -73,8 +73,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      *
      * @param maxPooledByteSize   the largest request served from the pool; larger ones go to the
      *                            upstream
-     * @param slabByteSize        the bytes the pool asks the upstream for at once (rounded to whole
-     *                            blocks, at most 64 and at least one block per slab)
+     * @param slabByteSize        the bytes of a slab (rounded to whole blocks, at most 64 and at
+     *                            least one block per slab); slabs are carved from runs of at
+     *                            least this size, the upstream's alignment and its page size
      * @param maxRetainedByteSize the free bytes the depot may keep before returning whole free slabs
      *                            to the upstream
      */
