@@ -41,12 +41,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * {@link OnViolation#THROW} mode, throws a {@link GuardViolationException}. Misuses of the pointer
  * or size passed (wrong size, double free, foreign pointer) leave memory untouched in that mode;
  * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
- * since the red zone absorbed it. In {@link OnViolation#RECORD} mode nothing is thrown: a
+ * since the red zone absorbed it. A {@code realloc} checks the block before it moves anything:
+ * corruption found there is handled as by a {@code free} (the old block is freed) and nothing is
+ * allocated or copied. The exception says which happened:
+ * {@link GuardViolationException#blockReleased()} is true when the block was freed, and adaptors
+ * above the guard then account it as freed. In {@link OnViolation#RECORD} mode nothing is thrown: a
  * wrong-size free frees the block with its real size, a bad pointer is ignored, and a bad
  * {@code realloc} returns {@code NULL}.
  *
  * <p>Layout of a block of {@code n} bytes: {@code header} bytes (the upstream's alignment, at least
- * 32: red-zone filler, then the size and a canary derived from the address), the {@code n} bytes,
+ * 32; only its last 32 bytes are written and checked: 16 bytes of red-zone filler, then the size and
+ * a canary derived from the address; padding before them stays untouched, so a large alignment
+ * commits no memory for it), the {@code n} bytes,
  * then {@link Builder#redZoneBytes(int) redZoneBytes} (32 by default). The guard keeps the
  * upstream's alignment. Bytes of a {@code malloc} block start as {@code 0xCD}, freed bytes become
  * {@code 0xDD}, red zones are {@code 0xFD}. {@code realloc} always moves the block (so stale
@@ -272,6 +278,22 @@ public final class GuardAdaptor implements AllocatorAdaptor {
                             + ") of a " + b + "; the size passed is " + sizeDifference(oldByteSize, b.byteSize),
                     Thread.currentThread().getName()), false);
         }
+        if (onViolation == OnViolation.THROW) {
+            // Check before moving: a corrupted block is retired as a free would retire it, and
+            // nothing is allocated or copied.
+            List<GuardViolation> found;
+            synchronized (b) {
+                found = b.released ? List.of() : inspect(b, "realloc");
+            }
+            if (!found.isEmpty()) {
+                violations.addAll(found);
+                boolean released = live.remove(address, b);
+                if (released) {
+                    retire(b, "realloc");   // already reported: retire finds nothing more
+                }
+                throw new GuardViolationException(found.getFirst(), released);
+            }
+        }
         MemorySegment moved = allocate(newByteSize, false);
         if (moved.address() == 0) {
             return moved; // the old block is untouched and still the caller's
@@ -316,8 +338,8 @@ public final class GuardAdaptor implements AllocatorAdaptor {
             return;
         }
         List<GuardViolation> found = retire(b, "free");
-        if (!found.isEmpty()) {
-            violation(found.getFirst(), true);
+        if (!found.isEmpty() && onViolation == OnViolation.THROW) {
+            throw new GuardViolationException(found.getFirst(), true);   // recorded by retire
         }
     }
 
@@ -343,7 +365,9 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         }
         long address = raw.address() + header;
         MemorySegment s = segment(raw.address(), total);
-        s.asSlice(0, header - 16).fill(RED_ZONE_BYTE);
+        // Only the last MIN_HEADER bytes of the header are written: the rest is alignment padding,
+        // left untouched so that a large alignment commits no memory.
+        s.asSlice(header - MIN_HEADER, MIN_HEADER - 16).fill(RED_ZONE_BYTE);
         s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 16, byteSize);
         s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 8, canary(address, byteSize));
         if (!zeroed && byteSize > 0) {
@@ -472,7 +496,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         } else if (storedSize != b.byteSize) {
             underrun = "the size in its header (bytes -16 to -9) changed to " + storedSize;
         } else {
-            for (long i = header - 17; i >= 0; i--) {
+            for (long i = header - 17; i >= header - MIN_HEADER; i--) {
                 byte v = s.get(ValueLayout.JAVA_BYTE, i);
                 if (v != RED_ZONE_BYTE) {
                     underrun = "byte " + (i - header) + " (address 0x" + Long.toHexString(b.base + i) + ") is "

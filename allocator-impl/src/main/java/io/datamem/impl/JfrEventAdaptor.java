@@ -81,7 +81,15 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         JfrEvents.Allocation e = new JfrEvents.Allocation();
         e.begin();
-        MemorySegment p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        MemorySegment p;
+        try {
+            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        } catch (RuntimeException x) {
+            if (ptr.address() != 0 && GuardViolationException.released(x)) {
+                freed(ptr, oldByteSize);   // the guard freed the old block
+            }
+            throw x;
+        }
         if (e.shouldCommit()) {
             commit(e, "realloc", p, newByteSize, ptr.address(), ptr.address() == 0 ? 0 : oldByteSize);
         }
@@ -103,8 +111,27 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
     public void free(MemorySegment ptr, long byteSize) {
         JfrEvents.Free e = new JfrEvents.Free();
         e.begin();
-        upstream.free(ptr, byteSize);
-        if (ptr.address() != 0 && e.shouldCommit()) {
+        try {
+            upstream.free(ptr, byteSize);
+        } catch (RuntimeException x) {
+            if (ptr.address() != 0 && GuardViolationException.released(x)) {
+                commit(e, ptr, byteSize);   // the guard freed the block
+            }
+            throw x;
+        }
+        if (ptr.address() != 0) {
+            commit(e, ptr, byteSize);
+        }
+    }
+
+    private void freed(MemorySegment ptr, long byteSize) {
+        JfrEvents.Free e = new JfrEvents.Free();
+        e.begin();
+        commit(e, ptr, byteSize);
+    }
+
+    private void commit(JfrEvents.Free e, MemorySegment ptr, long byteSize) {
+        if (e.shouldCommit()) {
             e.handler = handlerName;
             e.address = ptr.address();
             e.byteSize = byteSize;

@@ -19,7 +19,16 @@ import java.util.concurrent.atomic.LongAdder;
  * so concurrent requests never overshoot the cap together. Sizes are those callers pass
  * ({@code free(ptr, n)} releases {@code n}); a {@code realloc} reserves only its growth and releases
  * its shrinkage once it succeeded. For a refused {@code realloc} the request named is the new size
- * and the bytes in use exclude the block being resized. Thread-safe.
+ * and the bytes in use exclude the block being resized.
+ *
+ * <p>The bytes in use never go negative, so the arithmetic holds for every cap up to
+ * {@link Long#MAX_VALUE}: a {@code free} naming more bytes than are in use cannot be of a block
+ * that came through this adaptor with that size, and is refused with an
+ * {@link IllegalArgumentException} before the upstream is called (a {@code realloc}'s shrinkage
+ * releases at most the bytes in use). A {@code free} or {@code realloc} the upstream refuses with an
+ * exception changes nothing, except a {@link GuardViolationException} whose
+ * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
+ * bytes are released. Thread-safe.
  */
 public final class LimitingAdaptor implements AllocatorAdaptor {
 
@@ -121,6 +130,17 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         return settle(p, byteSize);
     }
 
+    /**
+     * Resizes a block through the upstream, reserving its growth first.
+     *
+     * @param ptr         the block, or {@code NULL} (then a {@code malloc})
+     * @param oldByteSize its size
+     * @param newByteSize the size wanted
+     * @return the resized block, or {@code NULL} (refused for the cap, or the upstream failed; the
+     *         old block is untouched and the accounting unchanged)
+     * @throws IllegalArgumentException if a size is negative, or if the upstream refuses the call
+     *                                  (the accounting is then unchanged)
+     */
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         Checks.byteSize("oldByteSize", oldByteSize);
@@ -137,6 +157,10 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
             if (growth > 0) {
                 inUse.addAndGet(-growth);
             }
+            if (old > 0 && GuardViolationException.released(e)) {
+                // The guard below freed the old block and allocated nothing.
+                inUse.accumulateAndGet(old, (now, bytes) -> Math.max(0, now - bytes));
+            }
             throw e;
         }
         if (p.address() == 0) {
@@ -144,17 +168,56 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
                 inUse.addAndGet(-growth); // roll back: the old block is untouched
             }
         } else if (growth < 0) {
-            inUse.addAndGet(growth);
+            inUse.accumulateAndGet(-growth, (now, bytes) -> Math.max(0, now - bytes)); // never negative
         }
         return p;
     }
 
+    /**
+     * Frees a block through the upstream and releases its bytes.
+     *
+     * @param ptr      the block, or {@code NULL} (a no-op upstream)
+     * @param byteSize its size
+     * @throws IllegalArgumentException if {@code byteSize} is negative, or larger than the bytes in use
+     *                                  (the block cannot have come through this adaptor with that
+     *                                  size: nothing is freed and the accounting is unchanged), or if
+     *                                  the upstream refuses the free
+     */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
-        upstream.free(ptr, byteSize);
-        if (ptr.address() != 0) {
-            inUse.addAndGet(-byteSize);
+        if (ptr.address() == 0) {
+            upstream.free(ptr, byteSize);
+            return;
+        }
+        release("free(0x" + Long.toHexString(ptr.address()) + ", " + byteSize + ")", byteSize);
+        try {
+            upstream.free(ptr, byteSize);
+        } catch (RuntimeException | Error e) {
+            if (!GuardViolationException.released(e)) {
+                inUse.addAndGet(byteSize); // the upstream kept the block
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Releases {@code bytes} of the bytes in use, or throws if fewer are in use: the accounting
+     * never goes negative, so {@code limitBytes - inUse} never overflows.
+     */
+    private void release(String call, long bytes) {
+        long now = inUse.get();
+        while (true) {
+            if (bytes > now) {
+                throw new IllegalArgumentException(this + ": " + call + " releases " + bytes + " bytes, but only "
+                        + now + " bytes in use came through this adaptor (expected: the size the block was"
+                        + " allocated with)");
+            }
+            long witness = inUse.compareAndExchange(now, now - bytes);
+            if (witness == now) {
+                return;
+            }
+            now = witness;
         }
     }
 
@@ -166,7 +229,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
     private boolean reserve(long bytes, long resizing) {
         long now = inUse.get();
         while (true) {
-            if (bytes > limitBytes - now) {
+            if (bytes > limitBytes - now) { // 0 <= now <= limitBytes: no overflow
                 refusals.increment();
                 AllocationRefusal.limitExceeded(bytes + resizing, limitBytes, now - resizing);
                 return false;

@@ -169,7 +169,15 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         lock.lock();
         try {
-            MemorySegment p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            MemorySegment p;
+            try {
+                p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            } catch (RuntimeException e) {
+                if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                    logLocked("free", ptr.address(), oldByteSize, -1, -1, 3);   // the guard freed it
+                }
+                throw e;
+            }
             logLocked("realloc", ptr.address(), oldByteSize, newByteSize, p.address(), 4);
             return p;
         } finally {
@@ -181,7 +189,14 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
     public void free(MemorySegment ptr, long byteSize) {
         lock.lock();
         try {
-            upstream.free(ptr, byteSize);
+            try {
+                upstream.free(ptr, byteSize);
+            } catch (RuntimeException e) {
+                if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                    logLocked("free", ptr.address(), byteSize, -1, -1, 3);   // the guard freed it
+                }
+                throw e;
+            }
             if (ptr.address() != 0) {
                 logLocked("free", ptr.address(), byteSize, -1, -1, 3);
             }

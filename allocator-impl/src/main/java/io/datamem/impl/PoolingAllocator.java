@@ -21,19 +21,32 @@ import java.util.concurrent.atomic.LongAdder;
  * without calling the upstream. It pays most where the upstream is slow: page-aligned, huge-page or
  * pinned memory, where one upstream allocation can take microseconds to milliseconds.
  *
- * <h2>Size classes</h2>
- * Requests up to {@link Options#maxPooledByteSize()} are rounded up to a size class: multiples of
- * the upstream's alignment up to four times it, then four classes per power of two (at most 25%
- * rounding waste), each a multiple of the alignment, so every block keeps the upstream's alignment
- * and memory kind. Larger requests go straight to the upstream. A slab holds up to 64 blocks of one
- * class ({@link Options#slabByteSize()} divided by the class size).
+ * <h2>Size classes and alignment</h2>
+ * Requests up to {@link Options#maxPooledByteSize()} are rounded up to a size class. Classes start
+ * at 16 bytes whatever the upstream's alignment {@code A}: below {@code A} they are the powers of
+ * two (16, 32, ... {@code A/2}), each block aligned to its class size; from {@code A} up they are
+ * multiples of {@code A} up to four times it, then four classes per power of two (at most 25%
+ * rounding waste), each a multiple of {@code A}. So a block of {@code n} bytes is aligned to
+ * {@code min(A, n rounded up to a power of two, at least 16)} ({@link #byteAlignmentOf(long)}), and
+ * the pool's {@link #traits() traits} state what every block gets: {@code min(A, 16)}. Larger
+ * requests go straight to the upstream, with its alignment. Memory kind and device are the
+ * upstream's.
+ *
+ * <h2>Slabs and runs</h2>
+ * A slab holds up to 64 blocks of one class ({@link Options#slabByteSize()} divided by the class
+ * size). Slabs of a class are carved from <em>runs</em>: one upstream allocation of at least the
+ * slab size option, the upstream's alignment and its page size, so that small blocks share one
+ * upstream allocation even when each upstream allocation takes a whole huge page. A run goes back
+ * to the upstream when all its slabs are free and released.
  *
  * <h2>Safety</h2>
  * Every {@code free} and {@code realloc} is checked against the pool's own records, not against
  * bytes in the block: a pointer the pool did not hand out, a size of another class than the block
  * was allocated with, an interior pointer, and a second free of the same block each throw
- * {@link IllegalArgumentException} naming the address and the sizes, and leave the pool unchanged.
- * A block is never handed out twice.
+ * {@link IllegalArgumentException} naming the pool, the address and the sizes, and leave the pool
+ * unchanged. Blocks the upstream allocated directly (above {@link Options#maxPooledByteSize()}) are
+ * recorded in a table of live blocks too, so a foreign pointer, a double free or a wrong size of
+ * one is refused the same way and never reaches the upstream. A block is never handed out twice.
  *
  * <h2>Threads</h2>
  * Platform threads get a cache per size class; a block freed by any thread goes to that thread's
@@ -50,6 +63,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /** Most blocks in one slab: one bit each in a 64-bit occupancy word. */
     static final int MAX_BLOCKS_PER_SLAB = 64;
+    /** Most slabs carved from one upstream allocation. */
+    static final int MAX_SLABS_PER_RUN = 1 << 16;
     private static final long CACHE_BYTES_PER_CLASS = 1 << 20;
     private static final int MAX_CACHE_BLOCKS = 64;
 
@@ -58,8 +73,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      *
      * @param maxPooledByteSize   the largest request served from the pool; larger ones go to the
      *                            upstream
-     * @param slabByteSize        the bytes the pool asks the upstream for at once (rounded to whole
-     *                            blocks, at most 64 and at least one block per slab)
+     * @param slabByteSize        the bytes of a slab (rounded to whole blocks, at most 64 and at
+     *                            least one block per slab); slabs are carved from runs of at
+     *                            least this size, the upstream's alignment and its page size
      * @param maxRetainedByteSize the free bytes the depot may keep before returning whole free slabs
      *                            to the upstream
      */
@@ -133,7 +149,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * @param slabReleases           slabs returned to the upstream
      * @param passThroughAllocations requests sent straight to the upstream (too large to pool)
      * @param failures               requests the upstream answered with NULL
-     * @param upstreamByteSize       bytes held from the upstream in slabs now
+     * @param upstreamByteSize       bytes held from the upstream in runs of slabs now
      * @param inUseByteSize          bytes of blocks handed out now (class sizes)
      * @param retainedByteSize       bytes of free blocks in the depot now
      * @param trims                  calls to {@link #trim()}
@@ -147,10 +163,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final Options options;
     private final MemoryTraits traits;
     private final boolean hostAccessible;
+    private final long upstreamAlignment;
     private final long[] classSizes;
-    private final int gridShift;          // log2 of the first class (the class grid's step below 4x it)
+    private final int gridShift;          // log2 of the first class at or above the upstream's alignment
+    private final int smallClasses;       // the power-of-two classes below it: 16, 32, ... 2^(gridShift-1)
     private final long largestClass;
     private final int[] blocksPerSlab;
+    private final int[] slabsPerRun;
     private final int[] cacheCapacity;
     private final Depot[] depots;
     private final ThreadLocal<Cache> caches = new ThreadLocal<>();
@@ -160,9 +179,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private volatile SlabIndex index = SlabIndex.EMPTY;
     private volatile int flushEpoch;
     private volatile boolean closed;
-    // Blocks the upstream allocated directly that are below maxPooledByteSize (calloc of memory the
-    // host cannot zero): address -> size.
-    private final ConcurrentHashMap<Long, Long> passThroughSmall = new ConcurrentHashMap<>();
+    // Every live block the upstream allocated directly (requests above maxPooledByteSize, and calloc
+    // of memory the host cannot zero): address -> size. A free or realloc outside the slabs must
+    // name one of them, with its size, before it reaches the upstream.
+    private final ConcurrentHashMap<Long, Long> passThroughBlocks = new ConcurrentHashMap<>();
 
     private final LongAdder directAllocations = new LongAdder();   // virtual threads, no cache
     private final LongAdder directFrees = new LongAdder();
@@ -196,26 +216,44 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     public PoolingAllocator(DataMemAllocator upstream, Options options) {
         this.upstream = Objects.requireNonNull(upstream, "upstream");
         this.options = Objects.requireNonNull(options, "options");
-        this.traits = upstream.traits();
+        MemoryTraits upstreamTraits = upstream.traits();
+        this.upstreamAlignment = upstreamTraits.byteAlignment();
+        this.traits = upstreamTraits.withByteAlignment(Math.min(upstreamAlignment, 16));
         this.hostAccessible = traits.hostAccessible();
-        long grid = Math.max(16, traits.byteAlignment());
-        this.classSizes = classSizes(grid, options.maxPooledByteSize());
+        long grid = Math.max(16, upstreamAlignment);
+        this.classSizes = classSizes(upstreamAlignment, options.maxPooledByteSize());
         this.gridShift = Long.numberOfTrailingZeros(grid);
+        this.smallClasses = gridShift - 4;
         this.largestClass = classSizes[classSizes.length - 1];
+        long runTarget = Math.max(options.slabByteSize(), Math.max(upstreamAlignment, upstreamTraits.pageSize()));
         int n = classSizes.length;
         this.blocksPerSlab = new int[n];
+        this.slabsPerRun = new int[n];
         this.cacheCapacity = new int[n];
         this.depots = new Depot[n];
         for (int c = 0; c < n; c++) {
             long size = classSizes[c];
             blocksPerSlab[c] = Math.clamp(options.slabByteSize() / size, 1, MAX_BLOCKS_PER_SLAB);
+            slabsPerRun[c] = Math.clamp(runTarget / (size * blocksPerSlab[c]), 1, MAX_SLABS_PER_RUN);
             cacheCapacity[c] = Math.clamp(CACHE_BYTES_PER_CLASS / size, 1, MAX_CACHE_BLOCKS);
             depots[c] = new Depot();
         }
     }
 
-    static long[] classSizes(long alignment, long maxPooled) {
+    /**
+     * The size classes of a pool over an upstream of the given alignment: powers of two from 16
+     * below it, then multiples of it up to four times it, then four per power of two, up to the
+     * first class of at least {@code maxPooled}.
+     */
+    static long[] classSizes(long upstreamAlignment, long maxPooled) {
+        long alignment = Math.max(16, upstreamAlignment);
         List<Long> sizes = new ArrayList<>();
+        for (long s = 16; s < alignment; s <<= 1) {
+            sizes.add(s);
+            if (s >= maxPooled) {
+                return sizes.stream().mapToLong(Long::longValue).toArray();
+            }
+        }
         long s = alignment;
         while (true) {
             sizes.add(s);
@@ -226,6 +264,24 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             s = Checks.alignUp(s + step, alignment);
         }
         return sizes.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /**
+     * The alignment every block of a request of this size has: the upstream's alignment, or less
+     * for requests below it, {@code min(A, byteSize rounded up to a power of two, at least 16)}.
+     * Never less than {@link #traits() traits()}{@code .byteAlignment()}.
+     *
+     * @param byteSize the size of a request
+     * @return the alignment in bytes
+     * @throws IllegalArgumentException if {@code byteSize} is negative or above
+     *                                  {@link #MAX_BYTE_SIZE}
+     */
+    public long byteAlignmentOf(long byteSize) {
+        Checks.byteSize("byteSize", byteSize);
+        if (byteSize >= upstreamAlignment) {
+            return upstreamAlignment;
+        }
+        return Math.min(upstreamAlignment, Long.highestOneBit(Math.max(16, byteSize) * 2 - 1));
     }
 
     /**
@@ -257,21 +313,23 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /**
      * The size class of a request, or -1 if it is not pooled. The classes are a fixed grid (see
-     * {@link #classSizes}), so the class is computed: up to four times the first class {@code a} they
-     * are the multiples of {@code a}; above, four per power of two, {@code 2^k + j * 2^(k-2)} for
-     * {@code j} from 1 to 4.
+     * {@link #classSizes}), so the class is computed: below the grid step {@code a} they are powers
+     * of two from 16; up to four times {@code a} the multiples of {@code a}; above, four per power of
+     * two, {@code 2^k + j * 2^(k-2)} for {@code j} from 1 to 4.
      */
     int classOf(long byteSize) {
         if (byteSize > largestClass) {
             return -1;
         }
         int c;
-        if (byteSize <= 4L << gridShift) {
-            c = byteSize == 0 ? 0 : (int) ((byteSize - 1) >>> gridShift);
+        if (smallClasses > 0 && byteSize <= 1L << (gridShift - 1)) {
+            c = byteSize <= 16 ? 0 : 60 - Long.numberOfLeadingZeros(byteSize - 1);   // log2 rounded up, - 4
+        } else if (byteSize <= 4L << gridShift) {
+            c = smallClasses + (byteSize == 0 ? 0 : (int) ((byteSize - 1) >>> gridShift));
         } else {
             int k = 63 - Long.numberOfLeadingZeros(byteSize - 1);           // 2^k < byteSize <= 2^(k+1)
             int j = (int) ((byteSize - 1 - (1L << k)) >>> (k - 2)) + 1;      // 1 to 4
-            c = 3 + 4 * (k - gridShift - 2) + j;
+            c = smallClasses + 3 + 4 * (k - gridShift - 2) + j;
         }
         if (c >= classSizes.length || classSizes[c] < byteSize || (c > 0 && classSizes[c - 1] >= byteSize)) {
             return searchClass(byteSize);   // not expected: the grid and the formula are tested to agree
@@ -319,17 +377,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         checkOpen();
         int c = classOf(size);
-        if (c < 0) {
-            MemorySegment p = upstream.calloc(count, elementByteSize);
-            return counted(p);
-        }
-        if (!hostAccessible) {
-            // The host cannot zero a pooled block: let the upstream allocate (and zero) this one.
-            MemorySegment p = upstream.calloc(count, elementByteSize);
-            if (p.address() != 0) {
-                passThroughSmall.put(p.address(), size);
-            }
-            return counted(p);
+        if (c < 0 || !hostAccessible) {
+            // Too large to pool, or the host cannot zero a pooled block: the upstream allocates
+            // (and zeroes) this one.
+            return counted(upstream.calloc(count, elementByteSize), size);
         }
         MemorySegment p = take(c);
         if (p.address() != 0 && size > 0) {
@@ -339,14 +390,16 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     private MemorySegment passThroughMalloc(long byteSize) {
-        return counted(upstream.malloc(byteSize));
+        return counted(upstream.malloc(byteSize), byteSize);
     }
 
-    private MemorySegment counted(MemorySegment p) {
+    /** Counts a block the upstream allocated directly and records it as live. */
+    private MemorySegment counted(MemorySegment p, long byteSize) {
         if (p.address() == 0) {
             failures.increment();
         } else {
             passThrough.increment();
+            passThroughBlocks.put(p.address(), byteSize);
         }
         return p;
     }
@@ -442,22 +495,41 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return index.find(address);
     }
 
-    /** Adds a new slab's blocks to the depot. Caller holds the depot's lock. */
+    /**
+     * Adds a new slab's blocks to the depot, carving it from a run of the class with a free slot,
+     * or from a new run. Caller holds the depot's lock.
+     */
     private boolean grow(int c) {
         long size = classSizes[c];
         int blocks = blocksPerSlab[c];
         long slabBytes = size * blocks;
-        MemorySegment base = upstream.malloc(slabBytes);
-        if (base.address() == 0) {
-            return false;
+        Depot d = depots[c];
+        Run run = d.partialRuns.isEmpty() ? null : d.partialRuns.getLast();
+        if (run == null) {
+            int slots = slabsPerRun[c];
+            MemorySegment base = upstream.malloc(slabBytes * slots);
+            if (base.address() == 0 && slots > 1) {
+                slots = 1;   // no room for a whole run: one slab alone
+                base = upstream.malloc(slabBytes);
+            }
+            if (base.address() == 0) {
+                return false;
+            }
+            run = new Run(base.address(), slabBytes, slots);
+            upstreamBytes.addAndGet(run.byteSize());
+            d.partialRuns.add(run);
         }
-        Slab slab = new Slab(base.address(), size, blocks, c);
+        int slot = run.take();
+        if (run.full()) {
+            d.partialRuns.remove(run);
+        }
+        Slab slab = new Slab(run.base + slot * slabBytes, size, blocks, c);
+        slab.run = run;
+        slab.slot = slot;
         synchronized (indexLock) {
             index = index.with(slab);
         }
         slabAllocations.increment();
-        upstreamBytes.addAndGet(slabBytes);
-        Depot d = depots[c];
         d.ensure(d.count + blocks);
         // Highest address first, so that blocks come out of the stack in address order.
         for (int i = blocks - 1; i >= 0; i--) {
@@ -472,6 +544,17 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // ---------------------------------------------------------------------------------------------
     // Free
 
+    /**
+     * Gives a block back to the pool, or to the upstream if the upstream allocated it directly.
+     *
+     * @param ptr      a block this pool returned, or {@code NULL} (a no-op)
+     * @param byteSize the size it was allocated (or last reallocated) with
+     * @throws IllegalArgumentException if {@code byteSize} is negative; if {@code ptr} is not a live
+     *                                  block of this pool (never handed out here, an interior pointer,
+     *                                  or already freed); or if {@code byteSize} is not the size it
+     *                                  was allocated with (for a pooled block: of another size
+     *                                  class). Nothing is freed and the pool is unchanged.
+     */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
@@ -492,22 +575,28 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     private void freeUnpooled(MemorySegment ptr, long byteSize) {
         long address = ptr.address();
-        Long small = passThroughSmall.remove(address);
-        if (small != null) {
-            if (small != byteSize) {
-                passThroughSmall.put(address, small);
-                throw wrongSize(address, small, byteSize, "free");
-            }
+        Long allocated = passThroughBlocks.get(address);
+        if (allocated == null) {
+            throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
+        }
+        if (allocated != byteSize) {
+            throw wrongSize(address, allocated, byteSize, "free");
+        }
+        if (!passThroughBlocks.remove(address, allocated)) {   // freed by another thread meanwhile
+            throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
+        }
+        try {
             upstream.free(ptr, byteSize);
-            return;
+        } catch (RuntimeException | Error e) {
+            passThroughBlocks.put(address, allocated);   // the upstream kept it
+            throw e;
         }
-        if (classOf(byteSize) >= 0) {
-            throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
-                    + "): not a block of this pool, nor a block above " + options.maxPooledByteSize()
-                    + " bytes passed to the upstream (expected: a pointer this pool's malloc, calloc or realloc"
-                    + " returned, with its size)");
-        }
-        upstream.free(ptr, byteSize);
+    }
+
+    private IllegalArgumentException notOurs(long address, String call) {
+        return new IllegalArgumentException(this + ": " + call + ": not a block of this pool, nor a live block"
+                + " it passed to the upstream (never allocated here, an interior pointer, or already freed)"
+                + " (expected: a pointer this pool's malloc, calloc or realloc returned, with its size)");
     }
 
     /** Checks a pointer and size against the slab it lies in, and returns its block index. */
@@ -528,8 +617,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return block;
     }
 
-    private static IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
-        return new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + given
+    private IllegalArgumentException wrongSize(long address, long allocated, long given, String op) {
+        return new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + given
                 + "): the block was allocated with " + allocated + " bytes (expected: that size)");
     }
 
@@ -594,10 +683,14 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
     }
 
-    /** Returns to the upstream every slab of a class whose blocks are all in the depot. */
+    /**
+     * Releases every slab of a class whose blocks are all in the depot to its run, and returns to
+     * the upstream every run left with no slab.
+     */
     private void releaseFreeSlabs(int c) {
         Depot d = depots[c];
         List<Slab> released = new ArrayList<>();
+        List<Run> emptied = new ArrayList<>();
         synchronized (d) {
             int keep = 0;
             for (int i = 0; i < d.count; i++) {
@@ -614,19 +707,32 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             }
             Arrays.fill(d.slabs, keep, d.count, null);
             d.count = keep;
-        }
-        if (released.isEmpty()) {
-            return;
-        }
-        synchronized (indexLock) {
-            index = index.without(released);
+            if (released.isEmpty()) {
+                return;
+            }
+            // Out of the index before a slot can be carved again (under this lock, by grow).
+            synchronized (indexLock) {
+                index = index.without(released);
+            }
+            for (Slab s : released) {
+                Run run = s.run;
+                boolean wasFull = run.full();
+                run.release(s.slot);
+                if (run.empty()) {
+                    d.partialRuns.remove(run);
+                    emptied.add(run);
+                } else if (wasFull) {
+                    d.partialRuns.add(run);
+                }
+            }
         }
         for (Slab s : released) {
-            long bytes = s.blockSize * s.blockCount;
-            retainedBytes.addAndGet(-bytes);
-            upstreamBytes.addAndGet(-bytes);
+            retainedBytes.addAndGet(-s.blockSize * s.blockCount);
             slabReleases.increment();
-            upstream.free(MemorySegment.ofAddress(s.base), bytes);
+        }
+        for (Run run : emptied) {
+            upstreamBytes.addAndGet(-run.byteSize());
+            upstream.free(MemorySegment.ofAddress(run.base), run.byteSize());
         }
     }
 
@@ -647,6 +753,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // ---------------------------------------------------------------------------------------------
     // Realloc
 
+    /**
+     * Resizes a block: in place within its size class, by the upstream when it stays above
+     * {@link Options#maxPooledByteSize()}, else by moving it.
+     *
+     * @param ptr         a block this pool returned, or {@code NULL} (then a {@code malloc})
+     * @param oldByteSize the size it was allocated with
+     * @param newByteSize the size wanted
+     * @return the resized block, or {@code NULL} if no memory could be had (the old block is then
+     *         untouched and still the caller's)
+     * @throws IllegalArgumentException      if a size is negative, or {@code ptr} is not a live block
+     *                                       of this pool with {@code oldByteSize} (as for
+     *                                       {@link #free}); nothing is changed
+     * @throws IllegalStateException         if the pool is closed and the block must move or grow
+     * @throws UnsupportedOperationException if memory the host cannot access must move across size
+     *                                       classes and the upstream's traits carry no device copy
+     */
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         Checks.byteSize("oldByteSize", oldByteSize);
@@ -657,21 +779,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         Slab slab = find(address, caches.get());
         if (slab == null) {
-            Long small = passThroughSmall.get(address);
-            if (small != null) {
-                if (small != oldByteSize) {
-                    throw wrongSize(address, small, oldByteSize, "realloc");
-                }
-                return move(ptr, oldByteSize, newByteSize);
+            Long allocated = passThroughBlocks.get(address);
+            if (allocated == null) {
+                throw notOurs(address, "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", "
+                        + newByteSize + ")");
             }
-            if (classOf(oldByteSize) >= 0) {
-                throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", "
-                        + oldByteSize + ", " + newByteSize + "): not a block of this pool (expected: a pointer this"
-                        + " pool returned, with its size)");
+            if (allocated != oldByteSize) {
+                throw wrongSize(address, allocated, oldByteSize, "realloc");
             }
-            if (classOf(newByteSize) < 0) {   // large stays large: the upstream resizes it
+            if (classOf(oldByteSize) < 0 && classOf(newByteSize) < 0) {   // large stays large: the upstream resizes it
                 checkOpen();
-                return upstream.realloc(ptr, oldByteSize, newByteSize);
+                MemorySegment p = upstream.realloc(ptr, oldByteSize, newByteSize);
+                if (p.address() != 0) {
+                    passThroughBlocks.remove(address, allocated);
+                    passThroughBlocks.put(p.address(), newByteSize);
+                }
+                return p;
             }
             return move(ptr, oldByteSize, newByteSize);
         }
@@ -732,7 +855,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     @Override
     public MemoryTraits traitsOf(MemorySegment ptr) {
         Slab s = index.find(ptr.address());
-        return upstream.traitsOf(s == null ? ptr : MemorySegment.ofAddress(s.base));
+        return upstream.traitsOf(s == null ? ptr : MemorySegment.ofAddress(s.run.base));
     }
 
     /**
@@ -830,6 +953,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         volatile long used;                         // bit i: block i is handed out (USED)
         int inDepot;                                // guarded by the class's depot
         volatile boolean released;                  // written under the class's depot lock
+        Run run;                                    // set before the slab is published
+        int slot;
 
         Slab(long base, long blockSize, int blockCount, int classIndex) {
             this.base = base;
@@ -871,8 +996,52 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
     }
 
-    /** Free blocks of one class shared by all threads. */
+    /**
+     * One upstream allocation carved into slots of one class's slab size. Guarded by the class's
+     * depot lock.
+     */
+    static final class Run {
+        final long base;
+        final long slabBytes;
+        final int slots;
+        private final java.util.BitSet used;
+        private int usedCount;
+
+        Run(long base, long slabBytes, int slots) {
+            this.base = base;
+            this.slabBytes = slabBytes;
+            this.slots = slots;
+            this.used = new java.util.BitSet(slots);
+        }
+
+        long byteSize() {
+            return slabBytes * slots;
+        }
+
+        int take() {
+            int slot = used.nextClearBit(0);
+            used.set(slot);
+            usedCount++;
+            return slot;
+        }
+
+        void release(int slot) {
+            used.clear(slot);
+            usedCount--;
+        }
+
+        boolean full() {
+            return usedCount == slots;
+        }
+
+        boolean empty() {
+            return usedCount == 0;
+        }
+    }
+
+    /** Free blocks of one class shared by all threads, and its runs with free slots. */
     static final class Depot {
+        final List<Run> partialRuns = new ArrayList<>();
         long[] addresses = new long[16];
         Slab[] slabs = new Slab[16];
         int count;

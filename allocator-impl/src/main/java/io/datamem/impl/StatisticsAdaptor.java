@@ -20,7 +20,9 @@ import java.util.function.LongConsumer;
  *
  * <p>Accounting follows the sizes callers pass: {@code free(ptr, n)} subtracts {@code n}. A failed
  * allocation ({@code NULL}) counts as a failure and changes nothing else; a caller mistake
- * (an {@link IllegalArgumentException} from the upstream) counts nothing. An <em>allocation</em> is
+ * (an {@link IllegalArgumentException} from the upstream) counts nothing, except a
+ * {@link GuardViolationException} whose {@link GuardViolationException#blockReleased()} is true: the
+ * guard below freed the block, so it counts as freed (for a {@code realloc}, the old block). An <em>allocation</em> is
  * a successful {@code malloc}, {@code calloc} or {@code realloc} of {@code NULL}; a
  * <em>reallocation</em> is a successful {@code realloc} of an existing block.
  *
@@ -94,7 +96,15 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        MemorySegment p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        MemorySegment p;
+        try {
+            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        } catch (RuntimeException e) {
+            if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                freed(oldByteSize);
+            }
+            throw e;
+        }
         if (p.address() == 0) {
             failed();
         } else if (ptr.address() == 0) {
@@ -111,13 +121,24 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
     @Override
     public void free(MemorySegment ptr, long byteSize) {
-        upstream.free(ptr, byteSize);
-        if (ptr.address() != 0) {
-            all.freed(byteSize);
-            Counters s = top;
-            if (s != null) {
-                s.freed(byteSize);
+        try {
+            upstream.free(ptr, byteSize);
+        } catch (RuntimeException e) {
+            if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                freed(byteSize);
             }
+            throw e;
+        }
+        if (ptr.address() != 0) {
+            freed(byteSize);
+        }
+    }
+
+    private void freed(long byteSize) {
+        all.freed(byteSize);
+        Counters s = top;
+        if (s != null) {
+            s.freed(byteSize);
         }
     }
 

@@ -25,7 +25,10 @@ import java.util.stream.Collectors;
  * <p>A {@code free} or {@code realloc} that names a pointer which is not live (a double free, or a
  * pointer this adaptor never returned), or gives the wrong size, is recorded as a {@link Problem} and
  * refused with an {@link IllegalArgumentException} before anything is forwarded: the upstream never
- * sees it, and the block (if any) stays live and listed.
+ * sees it, and the block (if any) stays live and listed. When the upstream refuses a {@code free} or
+ * {@code realloc} with an exception, the block stays live too, unless the exception is a
+ * {@link GuardViolationException} whose {@link GuardViolationException#blockReleased()} is true: the
+ * guard below freed the block, so it is no longer listed (no false leak).
  *
  * <p>Stack traces, as Netty's leak detector levels: {@link StackTraces#OFF} records none (the
  * cheapest); {@link StackTraces#SAMPLED} records one for about one allocation in
@@ -301,7 +304,9 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
         try {
             p = upstream.realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException | Error e) {
-            live.put(a.address(), a);
+            if (!GuardViolationException.released(e)) {
+                live.put(a.address(), a);   // the upstream kept the block
+            }
             throw e;
         }
         if (p.address() == 0) {
@@ -322,7 +327,9 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
         try {
             upstream.free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
-            live.put(a.address(), a);
+            if (!GuardViolationException.released(e)) {
+                live.put(a.address(), a);   // the upstream kept the block
+            }
             throw e;
         }
     }

@@ -128,6 +128,22 @@ class GuardAdaptorTest {
     }
 
     @Test
+    void reallocOfAnOverrunBlockChecksBeforeMovingAndAllocatesNothing() {
+        MemorySegment p = guard.malloc(100);
+        p.reinterpret(101).set(ValueLayout.JAVA_BYTE, 100, (byte) 0x41);
+        long allocations = upstream.allocations();
+        GuardViolationException e = assertThrows(GuardViolationException.class, () -> guard.realloc(p, 100, 4000));
+        assertEquals(GuardViolation.Kind.OVERRUN, e.violation().kind());
+        assertEquals("realloc", e.violation().detectedBy());
+        assertEquals(allocations, upstream.allocations(), "nothing was allocated for the move");
+        assertEquals(0, guard.liveCount(), "no new block is live, and the old one is freed");
+        assertEquals(GuardViolation.Kind.DOUBLE_FREE,
+                assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).violation().kind());
+        guard.drainQuarantine();
+        assertEquals(0, upstream.currentBytes(), "nothing leaked");
+    }
+
+    @Test
     void checkFindsOverrunsInEveryLiveBlockOnceAndUnderrunsToo() {
         MemorySegment a = guard.malloc(10);
         MemorySegment b = guard.calloc(4, 8);
@@ -221,6 +237,25 @@ class GuardAdaptorTest {
         assertEquals(List.of(), g.check());
         assertFalse(g.violations().iterator().hasNext());
         assertEquals("no violations\n", g.report());
+    }
+
+    @Test
+    void aHugeAlignmentFillsOnlyAFixedRegionOfTheHeader() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Rss.available(), "needs /proc/self/status");
+        GuardAdaptor g = new GuardAdaptor(new AlignedAllocator(256L << 20));
+        long before = Rss.bytes();
+        MemorySegment p = g.malloc(1);
+        long grown = Rss.bytes() - before;
+        assertEquals(0, p.address() % (256L << 20), "the guard keeps the upstream's alignment");
+        assertTrue(grown < (16L << 20), "malloc(1) made " + grown + " bytes resident");
+        p.reinterpret(2).set(ValueLayout.JAVA_BYTE, 1, (byte) 1);
+        MemorySegment.ofAddress(p.address() - 20).reinterpret(1).set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
+        List<GuardViolation> found = g.check();
+        assertEquals(List.of(GuardViolation.Kind.OVERRUN, GuardViolation.Kind.UNDERRUN),
+                found.stream().map(GuardViolation::kind).toList(), "both ends are still guarded");
+        g.free(p, 1);
+        g.drainQuarantine();
+        assertEquals(0, g.liveCount());
     }
 
     @Test

@@ -150,6 +150,23 @@ class LimitingAdaptorTest {
     }
 
     @Test
+    void anOversizedFreeIsRefusedAndTheLargestCapStillWorks() {
+        LimitingAdaptor max = new LimitingAdaptor(leaf, Long.MAX_VALUE);
+        MemorySegment p = max.malloc(100);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> max.free(p, 1000));
+        assertTrue(e.getMessage().contains(max.toString()) && e.getMessage().contains("1000")
+                && e.getMessage().contains("100 bytes in use"), e.getMessage());
+        assertEquals(100, max.inUseBytes(), "the refused free changed no accounting");
+        assertEquals(1, leaf.allocations() - leaf.frees(), "the refused free never reached the upstream");
+        MemorySegment q = max.malloc(1L << 20);
+        assertNotEquals(0, q.address(), "a later request is still granted");
+        max.free(q, 1L << 20);
+        max.free(p, 100);
+        assertEquals(0, max.inUseBytes());
+        assertEquals(0, leaf.currentBytes());
+    }
+
+    @Test
     void byteCountsAcceptBinarySuffixes() {
         assertEquals(100, LimitingAdaptor.parseByteCount("100"));
         assertEquals(64L << 10, LimitingAdaptor.parseByteCount("64k"));

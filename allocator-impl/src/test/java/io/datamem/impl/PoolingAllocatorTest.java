@@ -48,16 +48,20 @@ class PoolingAllocatorTest {
         }
         assertTrue(c[c.length - 1] >= 16L << 20);
         long[] a = PoolingAllocator.classSizes(4096, 1 << 20);
+        assertEquals(List.of(16L, 32L, 64L, 128L, 256L, 512L, 1024L, 2048L, 4096L, 8192L),
+                java.util.Arrays.stream(a).limit(10).boxed().toList(), "powers of two below the alignment");
         for (long size : a) {
-            assertEquals(0, size % 4096);
+            assertEquals(0, size % Math.min(size, 4096));
         }
         PoolingAllocator pool = new PoolingAllocator(new AlignedAllocator(4096));
         for (int i = 0; i < 50; i++) {
             MemorySegment p = pool.malloc(100 + i * 1000);
-            assertEquals(0, p.address() % 4096, "blocks keep the upstream's alignment");
+            assertEquals(0, p.address() % Math.min(4096, Long.highestOneBit((100 + i * 1000) * 2 - 1)),
+                    "blocks of the upstream's alignment or more keep it, smaller ones are aligned to their size");
             pool.free(p, 100 + i * 1000);
         }
-        assertEquals(4096, pool.traits().byteAlignment());
+        assertEquals(16, pool.traits().byteAlignment(), "what every block gets");
+        assertEquals(4096, pool.byteAlignmentOf(4096));
         pool.close();
     }
 
@@ -152,6 +156,40 @@ class PoolingAllocatorTest {
         assertEquals(0, counting.liveBytes());
         assertEquals(1, pool.statistics().passThroughAllocations());
         pool.close();
+    }
+
+    @Test
+    void largeBlocksAreKnownSoForeignDoubleAndWrongSizeFreesNeverReachTheUpstream() {
+        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+                .withMaxPooledByteSize(1 << 20));
+        long size = 2L << 20;
+        MemorySegment p = pool.malloc(size);
+        MemorySegment z = pool.calloc(1, size);
+        AlignedAllocator other = new AlignedAllocator(64);
+        MemorySegment foreign = other.malloc(size);
+        String hex = "0x" + Long.toHexString(foreign.address());
+        String notOurs = assertThrows(IllegalArgumentException.class, () -> pool.free(foreign, size)).getMessage();
+        assertTrue(notOurs.contains(pool.toString()) && notOurs.contains(hex) && notOurs.contains(Long.toString(size))
+                && notOurs.contains("not a block of this pool"), notOurs);
+        other.free(foreign, size);
+        String interior = assertThrows(IllegalArgumentException.class,
+                () -> pool.free(MemorySegment.ofAddress(p.address() + 4096), size)).getMessage();
+        assertTrue(interior.contains("not a block of this pool"), interior);
+        String wrong = assertThrows(IllegalArgumentException.class, () -> pool.free(p, size + 1)).getMessage();
+        assertTrue(wrong.contains(pool.toString()) && wrong.contains("allocated with " + size)
+                && wrong.contains(Long.toString(size + 1)), wrong);
+        assertThrows(IllegalArgumentException.class, () -> pool.realloc(p, size + 1, size * 2));
+        assertThrows(IllegalArgumentException.class, () -> pool.realloc(foreign, size, size * 2));
+        assertEquals(0, counting.frees(), "no misuse reached the upstream");
+        pool.free(p, size);
+        String twice = assertThrows(IllegalArgumentException.class, () -> pool.free(p, size)).getMessage();
+        assertTrue(twice.contains("0x" + Long.toHexString(p.address())), twice);
+        MemorySegment q = pool.realloc(z, size, size * 2);
+        assertThrows(IllegalArgumentException.class, () -> pool.free(z, size), "the old block is gone");
+        pool.free(q, size * 2);
+        assertEquals(2, counting.frees(), "each block went upstream once");
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
     }
 
     @Test
@@ -291,7 +329,8 @@ class PoolingAllocatorTest {
         PoolingAllocator pool = assertInstanceOf(PoolingAllocator.class, h.allocator());
         assertEquals(new PoolingAllocator.Options(1 << 20, 256 << 10, 0), pool.options());
         assertInstanceOf(AlignedAllocator.class, pool.upstream());
-        assertEquals(4096, h.traits().byteAlignment());
+        assertEquals(16, h.traits().byteAlignment());
+        assertEquals(4096, pool.byteAlignmentOf(5000));
         assertInstanceOf(StatisticsAdaptor.class, DataMem.createHandler("pool(aligned64)+stats").allocator());
         assertInstanceOf(StatisticsAdaptor.class,
                 ((PoolingAllocator) DataMem.createHandler("pool(aligned64+stats)").allocator()).upstream());
