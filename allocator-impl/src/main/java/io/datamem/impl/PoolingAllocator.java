@@ -855,7 +855,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     @Override
     public MemoryTraits traitsOf(MemorySegment ptr) {
         Slab s = index.find(ptr.address());
-        return upstream.traitsOf(s == null ? ptr : MemorySegment.ofAddress(s.run.base));
+        if (s == null) {
+            return upstream.traitsOf(ptr);
+        }
+        // The run's traits, with the alignment its blocks keep (their class's, at most the upstream's).
+        MemoryTraits run = upstream.traitsOf(MemorySegment.ofAddress(s.run.base));
+        long classAlignment = byteAlignmentOf(s.blockSize);
+        return run.byteAlignment() <= classAlignment ? run : run.withByteAlignment(classAlignment);
     }
 
     /**

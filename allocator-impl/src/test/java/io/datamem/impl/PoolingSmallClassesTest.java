@@ -79,6 +79,9 @@ class PoolingSmallClassesTest {
                 MemorySegment p = pool.malloc(size);
                 assertEquals(0, p.address() % promised, "a block of " + size + " bytes at 0x"
                         + Long.toHexString(p.address()) + " (promised: " + promised + ")");
+                long said = pool.traitsOf(p).byteAlignment();
+                assertTrue(said <= promised && p.address() % said == 0, "traitsOf a block of " + size
+                        + " bytes says " + said + " (promised: " + promised + ")");
                 live.add(new long[] {p.address(), size});
             }
             if (live.size() > 600) {
