@@ -17,7 +17,6 @@ import io.datamem.internal.Strides;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.Arrays;
 import java.util.Objects;
@@ -666,7 +665,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = elementOffset(index);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -688,7 +687,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -710,7 +709,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = offset1(i);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -732,7 +731,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = offset1(i);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -755,7 +754,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = offset2(i, j);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -778,7 +777,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = offset2(i, j);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -800,7 +799,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = offset1(i);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -822,7 +821,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = offset1(i);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -845,7 +844,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = offset2(i, j);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -868,7 +867,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = offset2(i, j);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -926,7 +925,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = elementOffset(index);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -948,7 +947,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -968,14 +967,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = elementOffset(index);
         try {
-            return switch (dtype.kind()) {
-                case COMPLEX -> {
-                    double[] c = readComplex(d, off);
-                    yield c[0] != 0 || c[1] != 0;
-                }
-                case FLOAT, BFLOAT -> readDouble(d, off) != 0;
-                default -> readLong(d, off) != 0;
-            };
+            return ElementCodec.readBoolean(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1011,7 +1003,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = hostData();
         long off = elementOffset(index);
         try {
-            return dtype.kind() == DType.Kind.COMPLEX ? readComplex(d, off) : new double[] {readDouble(d, off), 0};
+            return ElementCodec.readAsComplex(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1034,14 +1026,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         long off = elementOffset(index);
         try {
-            if (dtype.kind() == DType.Kind.COMPLEX) {
-                writeComplex(d, off, real, imaginary);
-            } else if (imaginary == 0) {
-                writeDouble(d, off, real);
-            } else {
-                throw new IllegalArgumentException("imaginary: " + imaginary + " (expected: 0 for real dtype " + dtype
-                        + ")");
-            }
+            ElementCodec.writeAsComplex(dtype, d, off, real, imaginary);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1061,7 +1046,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (value == 0 && Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
             } else {
-                forEachOffset(off -> writeDouble(d, off, value));
+                forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, value));
             }
         } catch (IllegalStateException e) {
             throw closedOr(e);
@@ -1082,7 +1067,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (value == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
             } else {
-                forEachOffset(off -> writeLong(d, off, value));
+                forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, value));
             }
         } catch (IllegalStateException e) {
             throw closedOr(e);
@@ -1127,7 +1112,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         int[] i = {0};
         try {
-            forEachOffset(off -> writeDouble(d, off, values[i[0]++]));
+            forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, values[i[0]++]));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1149,7 +1134,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         int[] i = {0};
         try {
-            forEachOffset(off -> writeLong(d, off, values[i[0]++]));
+            forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, values[i[0]++]));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1169,7 +1154,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         double[] out = new double[javaLength()];
         int[] i = {0};
         try {
-            forEachOffset(off -> out[i[0]++] = readDouble(d, off));
+            forEachOffset(off -> out[i[0]++] = ElementCodec.readDouble(dtype, d, off));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1190,7 +1175,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long[] out = new long[javaLength()];
         int[] i = {0};
         try {
-            forEachOffset(off -> out[i[0]++] = readLong(d, off));
+            forEachOffset(off -> out[i[0]++] = ElementCodec.readLong(dtype, d, off));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1682,136 +1667,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.unpinExport();
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Element conversion
-
-    private double readDouble(MemorySegment d, long off) {
-        if (dtype == DType.FLOAT64) {   // the common case: one comparison instead of two switches
-            return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-        }
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(d, off);
-            case UNSIGNED -> {
-                long v = readUnsigned(d, off);
-                yield v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
-            }
-            case FLOAT -> switch (dtype.itemSize()) {
-                case 2 -> Float.float16ToFloat(d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off));
-                case 4 -> d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off);
-                default -> d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-            };
-            case BFLOAT -> Float.intBitsToFloat((d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFF) << 16);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess();
-        };
-    }
-
-    private long readLong(MemorySegment d, long off) {
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(d, off);
-            case UNSIGNED -> readUnsigned(d, off);
-            case FLOAT, BFLOAT -> (long) readDouble(d, off);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess();
-        };
-    }
-
-    private long readSigned(MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off);
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off);
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off);
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
-    }
-
-    private long readUnsigned(MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off) & 0xFFL;
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFFL;
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off) & 0xFFFF_FFFFL;
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
-    }
-
-    private double[] readComplex(MemorySegment d, long off) {
-        if (dtype.itemSize() == 8) {
-            return new double[] {d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off),
-                    d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4)};
-        }
-        return new double[] {d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off),
-                d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8)};
-    }
-
-    private void writeDouble(MemorySegment d, long off, double v) {
-        if (dtype == DType.FLOAT64) {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-            return;
-        }
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(d, off, dtype.kind() == DType.Kind.UNSIGNED && v >= 0x1p63
-                    ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v);
-            case FLOAT -> {
-                switch (dtype.itemSize()) {
-                    case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, Float.floatToFloat16((float) v));
-                    case 4 -> d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) v);
-                    default -> d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-                }
-            }
-            case BFLOAT -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, toBfloat16((float) v));
-            case COMPLEX -> writeComplex(d, off, v, 0);
-            case CUSTOM -> throw customAccess();
-        }
-    }
-
-    private void writeLong(MemorySegment d, long off, long v) {
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(d, off, v);
-            case FLOAT, BFLOAT, COMPLEX -> writeDouble(d, off, v);
-            case CUSTOM -> throw customAccess();
-        }
-    }
-
-    private void writeInteger(MemorySegment d, long off, long v) {
-        switch (dtype.itemSize()) {
-            case 1 -> d.set(ValueLayout.JAVA_BYTE, off, (byte) v);
-            case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, (short) v);
-            case 4 -> d.set(ValueLayout.JAVA_INT_UNALIGNED, off, (int) v);
-            default -> d.set(ValueLayout.JAVA_LONG_UNALIGNED, off, v);
-        }
-    }
-
-    private void writeComplex(MemorySegment d, long off, double re, double im) {
-        if (dtype.itemSize() == 8) {
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) re);
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4, (float) im);
-        } else {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, re);
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8, im);
-        }
-    }
-
-    /** Rounds a float to bfloat16 (round to nearest, ties to even; NaN stays NaN). */
-    static short toBfloat16(float f) {
-        int bits = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((bits >>> 16) | 0x0040);
-        }
-        int rounding = 0x7FFF + ((bits >>> 16) & 1);
-        return (short) ((bits + rounding) >>> 16);
-    }
-
-    private UnsupportedOperationException customAccess() {
-        return new UnsupportedOperationException("dtype " + dtype + " is a custom dtype (format " + dtype.format()
-                + "): read and write its bytes through segment()");
-    }
-
     /** Copies src into dst element by element in C order; both have the same size. */
     private static void transfer(NDArray src, NDArray dst) {
         MemorySegment from = src.hostData();
@@ -1852,20 +1707,20 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 if (sameType) {
                     MemorySegment.copy(from, so, to, o, item);
                 } else if (sk == DType.Kind.COMPLEX) {
-                    double[] c = src.readComplex(from, so);
+                    double[] c = ElementCodec.readComplex(src.dtype, from, so);
                     if (dk == DType.Kind.COMPLEX) {
-                        dst.writeComplex(to, o, c[0], c[1]);
+                        ElementCodec.writeComplex(dst.dtype, to, o, c[0], c[1]);
                     } else if (c[1] != 0) {
                         throw new IllegalArgumentException("cannot copy complex value " + c[0] + "+" + c[1]
                                 + "j into real dtype " + dst.dtype + " without losing its imaginary part");
                     } else {
-                        dst.writeDouble(to, o, c[0]);
+                        ElementCodec.writeDouble(dst.dtype, to, o, c[0]);
                     }
                 } else if ((sk == DType.Kind.SIGNED || sk == DType.Kind.UNSIGNED || sk == DType.Kind.BOOL)
                         && (dk == DType.Kind.SIGNED || dk == DType.Kind.UNSIGNED || dk == DType.Kind.BOOL)) {
-                    dst.writeLong(to, o, src.readLong(from, so));
+                    ElementCodec.writeLong(dst.dtype, to, o, ElementCodec.readLong(src.dtype, from, so));
                 } else {
-                    dst.writeDouble(to, o, src.readDouble(from, so));
+                    ElementCodec.writeDouble(dst.dtype, to, o, ElementCodec.readDouble(src.dtype, from, so));
                 }
             });
         } catch (IllegalStateException e) {
