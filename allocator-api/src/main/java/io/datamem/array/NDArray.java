@@ -115,7 +115,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
-        this.size = elementCount(shape);
+        this.size = ArrayLayout.elementCount(shape);
         this.cleanable = owner && memory.handler != null ? ArrayMemory.CLEANER.register(this, memory) : null;
     }
 
@@ -163,9 +163,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     private static NDArray allocate(DataMemHandler handler, DType dtype, long[] shape, boolean zeroed) {
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long count = elementCount(s);
-        long byteSize = byteSizeOf(dtype, s, count);
+        long[] s = ArrayLayout.checkShape(shape);
+        long count = ArrayLayout.elementCount(s);
+        long byteSize = ArrayLayout.byteSizeOf(dtype, s, count);
         DataMemAllocator allocator = handler.allocator();
         AllocationRefusal.clear();
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
@@ -174,7 +174,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
         NDArray array;
         try {
-            array = adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
+            array = adoptChecked(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -212,8 +212,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(block, "block");
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
+        long[] s = ArrayLayout.checkShape(shape);
+        long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
         return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, false);
     }
 
@@ -225,15 +225,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new IllegalArgumentException("block: a Java heap segment (expected: a native block that handler '"
                     + handler.name() + "' allocated)");
         }
-        if (block.address() == 0 && elementCount(shape) != 0) {   // no element, no memory: DLPack allows NULL
-            throw new IllegalArgumentException("block: NULL for " + elementCount(shape) + " element(s) (expected: a"
+        long count = ArrayLayout.elementCount(shape);
+        if (block.address() == 0 && count != 0) {   // no element, no memory: DLPack allows NULL
+            throw new IllegalArgumentException("block: NULL for " + count + " element(s) (expected: a"
                     + " block that handler '" + handler.name() + "' allocated)");
         }
         if (allocatedByteSize < 0) {
             throw new IllegalArgumentException("allocatedByteSize: " + allocatedByteSize + " (expected: >= 0, the size"
                     + " handler '" + handler.name() + "' allocated)");
         }
-        checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
+        ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
         long[] ownShape = shape.clone();
         ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
         return new NDArray(null, memory, true, dtype, readOnly, null, memory.address(), allocatedByteSize,
@@ -272,9 +273,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     public static NDArray wrap(MemorySegment segment, DType dtype, long[] shape, long[] strides, long byteOffset) {
         Objects.requireNonNull(segment, "segment");
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
-        checkExtent(dtype, s, st, byteOffset, segment.byteSize());
+        long[] s = ArrayLayout.checkShape(shape);
+        long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
+        ArrayLayout.checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
                 io.datamem.internal.Checks.alignmentOf(segment.address())));
         return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(),
@@ -429,7 +430,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true if C-contiguous
      */
     public boolean isCContiguous() {
-        return isContiguous(false);
+        return ArrayLayout.isContiguous(dtype, shape, strides, false);
     }
 
     /**
@@ -438,24 +439,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true if F-contiguous
      */
     public boolean isFContiguous() {
-        return isContiguous(true);
-    }
-
-    private boolean isContiguous(boolean fortran) {
-        if (size <= 1) {
-            return true;
-        }
-        long expected = dtype.itemSize();
-        for (int k = 0; k < shape.length; k++) {
-            int d = fortran ? k : shape.length - 1 - k;
-            if (shape[d] != 1) {
-                if (strides[d] != expected) {
-                    return false;
-                }
-                expected *= shape[d];
-            }
-        }
-        return true;
+        return ArrayLayout.isContiguous(dtype, shape, strides, true);
     }
 
     /**
@@ -621,21 +605,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.checkLive(generation, this);
     }
 
-    private long elementOffset(long[] index) {
-        if (index.length != shape.length) {
-            throw wrongIndexCount(index.length);
-        }
-        long off = offset;
-        for (int i = 0; i < index.length; i++) {
-            long ix = index[i];
-            if (ix < 0 || ix >= shape[i]) {
-                throw outOfBounds(ix, i);
-            }
-            off += ix * strides[i];
-        }
-        return off;
-    }
-
     private RuntimeException closedOr(IllegalStateException e) {
         if (closed) {
             return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
@@ -663,7 +632,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -685,7 +654,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -707,7 +676,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i) {
         MemorySegment d = hostData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
             return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -729,7 +698,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i) {
         MemorySegment d = writableData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -752,7 +721,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i, long j) {
         MemorySegment d = hostData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
             return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -775,7 +744,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i, long j) {
         MemorySegment d = writableData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -797,7 +766,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i) {
         MemorySegment d = hostData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
             return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -819,7 +788,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i) {
         MemorySegment d = writableData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -842,7 +811,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i, long j) {
         MemorySegment d = hostData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
             return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -865,48 +834,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i, long j) {
         MemorySegment d = writableData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
-    }
-
-    private long offset1(long i) {
-        long[] sh = shape;
-        if (sh.length != 1) {
-            throw wrongIndexCount(1);
-        }
-        if (i < 0 || i >= sh[0]) {
-            throw outOfBounds(i, 0);
-        }
-        return offset + i * strides[0];
-    }
-
-    private long offset2(long i, long j) {
-        long[] sh = shape;
-        if (sh.length != 2) {
-            throw wrongIndexCount(2);
-        }
-        if (i < 0 || i >= sh[0]) {
-            throw outOfBounds(i, 0);
-        }
-        if (j < 0 || j >= sh[1]) {
-            throw outOfBounds(j, 1);
-        }
-        long[] st = strides;
-        return offset + i * st[0] + j * st[1];
-    }
-
-    private IllegalArgumentException wrongIndexCount(int given) {
-        return new IllegalArgumentException("index has " + given + " value(s) (expected: " + shape.length
-                + ", one per axis of shape " + Arrays.toString(shape) + ")");
-    }
-
-    private IndexOutOfBoundsException outOfBounds(long index, int axis) {
-        return new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
-                + shape[axis]);
     }
 
     /**
@@ -923,7 +856,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -945,7 +878,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -965,7 +898,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public boolean getBoolean(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readBoolean(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -1001,7 +934,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double[] getComplex(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readAsComplex(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -1024,7 +957,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setComplex(double real, double imaginary, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             ElementCodec.writeAsComplex(dtype, d, off, real, imaginary);
         } catch (IllegalStateException e) {
@@ -1266,7 +1199,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public NDArray select(int axis, long index) {
         checkOpen();
-        checkAxis(axis);
+        ArrayLayout.checkAxis(shape, axis);
         long ix = index < 0 ? index + shape[axis] : index;
         if (ix < 0 || ix >= shape[axis]) {
             throw new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
@@ -1298,49 +1231,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public NDArray reshape(long... newShape) {
         checkOpen();
-        long[] s = inferShape(newShape);
+        long[] s = ArrayLayout.inferShape(newShape, size);
         if (isCContiguous()) {
-            return view(offset, s, cStrides(dtype, s));
+            return view(offset, s, ArrayLayout.cStrides(dtype, s));
         }
         return copyAs(s);
-    }
-
-    private long[] inferShape(long[] newShape) {
-        Objects.requireNonNull(newShape, "newShape");
-        long[] s = newShape.clone();
-        int unknown = -1;
-        long known = 1;
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (unknown >= 0) {
-                    throw new IllegalArgumentException("newShape " + Arrays.toString(newShape)
-                            + " (expected: at most one -1)");
-                }
-                unknown = i;
-            } else if (s[i] < 0) {
-                throw new IllegalArgumentException("newShape[" + i + "]: " + s[i] + " (expected: >= -1)");
-            } else {
-                long hi = Math.multiplyHigh(known, s[i]);
-                known *= s[i];
-                if (hi != 0 || known < 0) {
-                    throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
-                            + Arrays.toString(newShape) + " (it has more than 2^63 elements)");
-                }
-            }
-        }
-        if (unknown >= 0) {
-            if (known == 0 || size % known != 0) {
-                throw new IllegalArgumentException("cannot reshape " + size + " elements into "
-                        + Arrays.toString(newShape));
-            }
-            s[unknown] = size / known;
-        }
-        checkShape(s);
-        if (elementCount(s) != size) {
-            throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
-                    + Arrays.toString(newShape));
-        }
-        return s;
     }
 
     /**
@@ -1397,12 +1292,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 newOffset, newShape, newStrides);
     }
 
-    private void checkAxis(int axis) {
-        if (axis < 0 || axis >= shape.length) {
-            throw new IllegalArgumentException("axis: " + axis + " (expected: 0.." + (shape.length - 1) + ")");
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------
     // Resize and close
 
@@ -1440,9 +1329,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new IllegalStateException("resize needs a C-contiguous array; " + this + " has strides "
                     + Arrays.toString(strides));
         }
-        long[] s = checkShape(newShape);
-        long count = elementCount(s);
-        long newBytes = byteSizeOf(dtype, s, count);
+        long[] s = ArrayLayout.checkShape(newShape);
+        long count = ArrayLayout.elementCount(s);
+        long newBytes = ArrayLayout.byteSizeOf(dtype, s, count);
         DataMemHandler handler = memory.handler;
         synchronized (memory) {
             memory.checkLive(generation, this);
@@ -1483,7 +1372,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             dataByteSize = newBytes;
             offset = 0;
             shape = s;
-            strides = cStrides(dtype, s);
+            strides = ArrayLayout.cStrides(dtype, s);
             size = count;
             if (newBytes > oldBytes && memory.traits.hostAccessible()) {
                 // Under the memory's lock: nobody can free the block meanwhile.
@@ -1756,96 +1645,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 off -= strides[d] * shape[d];
                 idx[d] = 0;
             }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Shape arithmetic
-
-    private static long[] checkShape(long[] shape) {
-        Objects.requireNonNull(shape, "shape");
-        if (shape.length > MAX_NDIM) {
-            throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + MAX_NDIM + ")");
-        }
-        for (int i = 0; i < shape.length; i++) {
-            if (shape[i] < 0) {
-                throw new IllegalArgumentException("shape[" + i + "]: " + shape[i] + " (expected: >= 0)");
-            }
-        }
-        return shape.clone();
-    }
-
-    private static long[] checkStrides(long[] strides, int ndim) {
-        if (strides.length != ndim) {
-            throw new IllegalArgumentException("strides: " + strides.length + " values (expected: " + ndim
-                    + ", one per axis)");
-        }
-        return strides.clone();
-    }
-
-    private static long elementCount(long[] shape) {
-        long n = 1;
-        for (long d : shape) {
-            if (d == 0) {
-                return 0;
-            }
-        }
-        for (long d : shape) {
-            long hi = Math.multiplyHigh(n, d);
-            n *= d;
-            if (hi != 0 || n < 0) {
-                return -1;
-            }
-        }
-        return n;
-    }
-
-    private static long byteSizeOf(DType dtype, long[] shape, long count) {
-        long bytes = count < 0 ? -1 : io.datamem.internal.Checks.productOrMinusOne(count, dtype.itemSize());
-        if (bytes < 0) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs more than "
-                    + DataMemAllocator.MAX_BYTE_SIZE + " bytes (expected: at most 2^57 bytes, the address-space limit)");
-        }
-        return bytes;
-    }
-
-    private static long[] cStrides(DType dtype, long[] shape) {
-        long[] st = new long[shape.length];
-        long acc = dtype.itemSize();
-        for (int i = shape.length - 1; i >= 0; i--) {
-            st[i] = acc;
-            acc *= Math.max(shape[i], 1);
-        }
-        return st;
-    }
-
-    private static void checkExtent(DType dtype, long[] shape, long[] strides, long byteOffset, long available) {
-        if (byteOffset < 0) {
-            throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: >= 0)");
-        }
-        long count = elementCount(shape);
-        if (count < 0) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has more than 2^63 elements");
-        }
-        if (count == 0) {
-            if (byteOffset > available) {
-                throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: <= " + available + ")");
-            }
-            return;
-        }
-        long lo;
-        long hi;
-        try {
-            lo = Math.addExact(byteOffset, Strides.lowestByte(shape, strides));
-            hi = Math.addExact(byteOffset, Strides.highestByte(shape, strides));
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
-                    + Arrays.toString(shape) + " overflow a long");
-        }
-        if (lo < 0 || hi > available - dtype.itemSize()) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + ", strides "
-                    + Arrays.toString(strides) + " and byteOffset " + byteOffset + " reach bytes [" + lo + ", "
-                    + (hi + dtype.itemSize()) + ") (expected: within the " + available + " bytes available)");
         }
     }
 
