@@ -552,7 +552,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * closed), and usable from this thread; otherwise the memory gives the right one (see
      * {@link ArrayMemory}: this thread's local segment, the shared one, or a dead one).
      */
-    private MemorySegment hostData() {
+    MemorySegment hostData() {
         checkOpen();
         MemorySegment d = data;
         if (d != null && memory.liveGeneration == generation && d.isAccessibleBy(Thread.currentThread())) {
@@ -605,7 +605,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.checkLive(generation, this);
     }
 
-    private RuntimeException closedOr(IllegalStateException e) {
+    RuntimeException closedOr(IllegalStateException e) {
         if (closed) {
             return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
                     : ": its memory was freed through handler '" + handlerName() + "'"), e);
@@ -1026,7 +1026,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + Arrays.toString(shape) + ", this array's)");
         }
         writableData();
-        transfer(source, this);
+        ArrayTransfer.transfer(source, this);
     }
 
     /**
@@ -1146,7 +1146,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         hostData();
         NDArray out = empty(dtype, newShape);
         try {
-            transfer(this, out);
+            ArrayTransfer.transfer(this, out);
         } catch (RuntimeException | Error e) {
             out.close();
             throw e;
@@ -1556,96 +1556,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.unpinExport();
     }
 
-    /** Copies src into dst element by element in C order; both have the same size. */
-    private static void transfer(NDArray src, NDArray dst) {
-        MemorySegment from = src.hostData();
-        MemorySegment to = dst.hostData();
-        if (src.size == 0) {
-            return;
-        }
-        try {
-            if (src.dtype.equals(dst.dtype) && src.isCContiguous() && dst.isCContiguous()) {
-                MemorySegment.copy(src.segment(), 0, dst.segment(), 0, src.byteSize());
-                return;
-            }
-            if (src.segment().asOverlappingSlice(dst.segment()).isPresent()) {
-                // Read everything first: a strided copy onto itself would read values already overwritten.
-                MemorySegment heap = MemorySegment.ofArray(new long[(int) Math.ceilDiv(src.byteSize(), 8)]);
-                NDArray snapshot = wrap(heap.asSlice(0, src.byteSize()), src.dtype, src.shape);
-                transfer(src, snapshot);
-                transfer(snapshot, dst);
-                return;
-            }
-            long[] offsets = new long[(int) Math.min(src.size, Integer.MAX_VALUE - 8)];
-            if (offsets.length != src.size) {
-                throw new IllegalStateException("arrays of more than " + offsets.length
-                        + " elements with different layouts are copied in pieces; use same-layout copies");
-            }
-            int[] n = {0};
-            src.forEachOffset(o -> offsets[n[0]++] = o);
-            n[0] = 0;
-            DType.Kind sk = src.dtype.kind();
-            DType.Kind dk = dst.dtype.kind();
-            boolean sameType = src.dtype.equals(dst.dtype);
-            if (!sameType && (sk == DType.Kind.CUSTOM || dk == DType.Kind.CUSTOM)) {
-                throw new UnsupportedOperationException("cannot convert between " + src.dtype + " and " + dst.dtype);
-            }
-            int item = src.dtype.itemSize();
-            dst.forEachOffset(o -> {
-                long so = offsets[n[0]++];
-                if (sameType) {
-                    MemorySegment.copy(from, so, to, o, item);
-                } else if (sk == DType.Kind.COMPLEX) {
-                    double[] c = ElementCodec.readComplex(src.dtype, from, so);
-                    if (dk == DType.Kind.COMPLEX) {
-                        ElementCodec.writeComplex(dst.dtype, to, o, c[0], c[1]);
-                    } else if (c[1] != 0) {
-                        throw new IllegalArgumentException("cannot copy complex value " + c[0] + "+" + c[1]
-                                + "j into real dtype " + dst.dtype + " without losing its imaginary part");
-                    } else {
-                        ElementCodec.writeDouble(dst.dtype, to, o, c[0]);
-                    }
-                } else if ((sk == DType.Kind.SIGNED || sk == DType.Kind.UNSIGNED || sk == DType.Kind.BOOL)
-                        && (dk == DType.Kind.SIGNED || dk == DType.Kind.UNSIGNED || dk == DType.Kind.BOOL)) {
-                    ElementCodec.writeLong(dst.dtype, to, o, ElementCodec.readLong(src.dtype, from, so));
-                } else {
-                    ElementCodec.writeDouble(dst.dtype, to, o, ElementCodec.readDouble(src.dtype, from, so));
-                }
-            });
-        } catch (IllegalStateException e) {
-            throw (src.isClosed() ? src : dst).closedOr(e);
-        }
-    }
-
     /** Calls {@code action} with the byte offset of every element, in C order. */
-    private void forEachOffset(LongConsumer action) {
-        if (size == 0) {
-            return;
-        }
-        int nd = shape.length;
-        if (nd == 0) {
-            action.accept(offset);
-            return;
-        }
-        long[] idx = new long[nd];
-        long off = offset;
-        long innerLen = shape[nd - 1];
-        long innerStride = strides[nd - 1];
-        for (long done = 0; done < size; done += innerLen) {
-            long o = off;
-            for (long k = 0; k < innerLen; k++, o += innerStride) {
-                action.accept(o);
-            }
-            for (int d = nd - 2; d >= 0; d--) {
-                idx[d]++;
-                off += strides[d];
-                if (idx[d] < shape[d]) {
-                    break;
-                }
-                off -= strides[d] * shape[d];
-                idx[d] = 0;
-            }
-        }
+    void forEachOffset(LongConsumer action) {
+        ArrayTransfer.forEachOffset(offset, shape, strides, size, action);
     }
 
     @Override
