@@ -10,6 +10,7 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferExporter;
 import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferRequest;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.internal.ArrayAccess;
@@ -1446,56 +1447,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     @Override
     public BufferView getBuffer(int flags) {
         checkLive();
+        bufferRequest(flags).validate();
         MemoryTraits traits = memory.traits;
         boolean onDevice = !traits.hostAccessible();
-        if (onDevice && !BufferFlags.requests(flags, BufferFlags.DEVICE)) {
-            throw new BufferException("DEVICE not requested, but " + this + " is on " + traits.device() + " ("
-                    + traits.kind() + " memory the host cannot access): request BufferFlags.DEVICE, or copy the"
-                    + " array to host memory", BufferFlags.DEVICE);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.WRITABLE) && readOnly) {
-            throw new BufferException("WRITABLE requested, but " + this + " is read-only", BufferFlags.WRITABLE);
-        }
-        boolean c = isCContiguous();
-        boolean f = isFContiguous();
-        if (BufferFlags.requests(flags, BufferFlags.C_CONTIGUOUS) && !c) {
-            throw layout("C_CONTIGUOUS requested, but", "not C-contiguous", BufferFlags.C_CONTIGUOUS);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.F_CONTIGUOUS) && !f) {
-            throw layout("F_CONTIGUOUS requested, but", "not Fortran-contiguous", BufferFlags.F_CONTIGUOUS);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.ANY_CONTIGUOUS) && !c && !f) {
-            throw layout("ANY_CONTIGUOUS requested, but", "neither C- nor Fortran-contiguous",
-                    BufferFlags.ANY_CONTIGUOUS);
-        }
-        boolean withStrides = BufferFlags.requests(flags, BufferFlags.STRIDES);
-        if (!withStrides && !c) {
-            throw layout("STRIDES not requested (the consumer then assumes C order), but", "not C-contiguous",
-                    BufferFlags.STRIDES);
-        }
-        boolean withShape = BufferFlags.requests(flags, BufferFlags.ND);
-        boolean withFormat = BufferFlags.requests(flags, BufferFlags.FORMAT);
-        if (!withShape && withFormat && dtype.itemSize() != 1) {
-            throw new BufferException("ND not requested, so the buffer is " + byteSize() + " flat unsigned bytes,"
-                    + " but FORMAT was requested and " + dtype + " (format " + dtype.format() + ") has "
-                    + dtype.itemSize() + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
-        }
-        boolean withDevice = BufferFlags.requests(flags, BufferFlags.DEVICE);
         // Pinned before the address and segment are read: a close or resize either happened before
         // (the pin fails) or waits for the view's release (it is refused meanwhile).
         retainExport();
         try {
-            BufferView.Builder b = BufferView.builder(this, flags)
-                    .address(dataAddress + offset)
-                    .len(byteSize())
-                    .itemSize(dtype.itemSize())
-                    .readOnly(readOnly)
-                    .format(withFormat ? dtype.format() : null)
-                    .ndim(withShape ? shape.length : 1)
-                    .shape(withShape && shape.length > 0 ? shape : null)
-                    .strides(withStrides && shape.length > 0 ? strides : null)
-                    .flags(withDevice ? BufferFlags.DEVICE : 0)
-                    .releaseAction(this::releaseExport);
+            BufferView.Builder b = bufferRequest(flags).fill().releaseAction(this::releaseExport);
             if (onDevice) {
                 DeviceInterchange interchange = traits.interchange();
                 if (interchange == null) {
@@ -1516,9 +1475,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
-    private BufferException layout(String requested, String isNot, int flag) {
-        return new BufferException(requested + " " + this + " is " + isNot + " (shape " + Arrays.toString(shape)
-                + ", strides " + Arrays.toString(strides) + ")", flag);
+    /** The request checked against this array's memory, as {@link BufferRequest} does for any exporter. */
+    private BufferRequest bufferRequest(int flags) {
+        return BufferRequest.of(this, flags)
+                .memory(memory.traits)
+                .readOnly(readOnly)
+                .elements(dtype.toString(), dtype.format(), dtype.itemSize())
+                .layout(dataAddress + offset, shape, strides);
     }
 
     /**
