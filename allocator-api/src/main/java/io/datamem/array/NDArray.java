@@ -606,6 +606,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.checkLive(generation, this);
     }
 
+    /** What a failed access throws: the array's or its memory's closing (caused by {@code e}), else {@code e}. */
     RuntimeException closedOr(IllegalStateException e) {
         if (closed) {
             return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
@@ -1130,6 +1131,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
+    /** Calls {@code action} with the byte offset of every element, in C order. */
+    void forEachOffset(LongConsumer action) {
+        ArrayTransfer.forEachOffset(offset, shape, strides, size, action);
+    }
+
     /**
      * A new owning C-contiguous copy, allocated through {@link DataMem#current()}.
      *
@@ -1517,11 +1523,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     void releaseExport() {
         memory.unpinExport();
-    }
-
-    /** Calls {@code action} with the byte offset of every element, in C order. */
-    void forEachOffset(LongConsumer action) {
-        ArrayTransfer.forEachOffset(offset, shape, strides, size, action);
     }
 
     @Override
