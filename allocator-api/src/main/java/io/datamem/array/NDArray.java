@@ -10,6 +10,7 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferExporter;
 import io.datamem.buffer.BufferFlags;
+import io.datamem.buffer.BufferRequest;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.internal.ArrayAccess;
@@ -17,7 +18,6 @@ import io.datamem.internal.Strides;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.Arrays;
 import java.util.Objects;
@@ -116,7 +116,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
-        this.size = elementCount(shape);
+        this.size = ArrayLayout.elementCount(shape);
         this.cleanable = owner && memory.handler != null ? ArrayMemory.CLEANER.register(this, memory) : null;
     }
 
@@ -164,9 +164,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     private static NDArray allocate(DataMemHandler handler, DType dtype, long[] shape, boolean zeroed) {
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long count = elementCount(s);
-        long byteSize = byteSizeOf(dtype, s, count);
+        long[] s = ArrayLayout.checkShape(shape);
+        long count = ArrayLayout.elementCount(s);
+        long byteSize = ArrayLayout.byteSizeOf(dtype, s, count);
         DataMemAllocator allocator = handler.allocator();
         AllocationRefusal.clear();
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
@@ -175,7 +175,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
         NDArray array;
         try {
-            array = adoptChecked(handler, block, byteSize, dtype, s, cStrides(dtype, s), 0, false);
+            array = adoptChecked(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -213,8 +213,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(block, "block");
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
+        long[] s = ArrayLayout.checkShape(shape);
+        long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
         return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, false);
     }
 
@@ -226,15 +226,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new IllegalArgumentException("block: a Java heap segment (expected: a native block that handler '"
                     + handler.name() + "' allocated)");
         }
-        if (block.address() == 0 && elementCount(shape) != 0) {   // no element, no memory: DLPack allows NULL
-            throw new IllegalArgumentException("block: NULL for " + elementCount(shape) + " element(s) (expected: a"
+        long count = ArrayLayout.elementCount(shape);
+        if (block.address() == 0 && count != 0) {   // no element, no memory: DLPack allows NULL
+            throw new IllegalArgumentException("block: NULL for " + count + " element(s) (expected: a"
                     + " block that handler '" + handler.name() + "' allocated)");
         }
         if (allocatedByteSize < 0) {
             throw new IllegalArgumentException("allocatedByteSize: " + allocatedByteSize + " (expected: >= 0, the size"
                     + " handler '" + handler.name() + "' allocated)");
         }
-        checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
+        ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
         long[] ownShape = shape.clone();
         ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
         return new NDArray(null, memory, true, dtype, readOnly, null, memory.address(), allocatedByteSize,
@@ -273,9 +274,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     public static NDArray wrap(MemorySegment segment, DType dtype, long[] shape, long[] strides, long byteOffset) {
         Objects.requireNonNull(segment, "segment");
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = checkShape(shape);
-        long[] st = strides == null ? cStrides(dtype, s) : checkStrides(strides, s.length);
-        checkExtent(dtype, s, st, byteOffset, segment.byteSize());
+        long[] s = ArrayLayout.checkShape(shape);
+        long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
+        ArrayLayout.checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
                 io.datamem.internal.Checks.alignmentOf(segment.address())));
         return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(),
@@ -430,7 +431,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true if C-contiguous
      */
     public boolean isCContiguous() {
-        return isContiguous(false);
+        return ArrayLayout.isContiguous(dtype, shape, strides, false);
     }
 
     /**
@@ -439,24 +440,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true if F-contiguous
      */
     public boolean isFContiguous() {
-        return isContiguous(true);
-    }
-
-    private boolean isContiguous(boolean fortran) {
-        if (size <= 1) {
-            return true;
-        }
-        long expected = dtype.itemSize();
-        for (int k = 0; k < shape.length; k++) {
-            int d = fortran ? k : shape.length - 1 - k;
-            if (shape[d] != 1) {
-                if (strides[d] != expected) {
-                    return false;
-                }
-                expected *= shape[d];
-            }
-        }
-        return true;
+        return ArrayLayout.isContiguous(dtype, shape, strides, true);
     }
 
     /**
@@ -569,7 +553,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * closed), and usable from this thread; otherwise the memory gives the right one (see
      * {@link ArrayMemory}: this thread's local segment, the shared one, or a dead one).
      */
-    private MemorySegment hostData() {
+    MemorySegment hostData() {
         checkOpen();
         MemorySegment d = data;
         if (d != null && memory.liveGeneration == generation && d.isAccessibleBy(Thread.currentThread())) {
@@ -622,22 +606,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         memory.checkLive(generation, this);
     }
 
-    private long elementOffset(long[] index) {
-        if (index.length != shape.length) {
-            throw wrongIndexCount(index.length);
-        }
-        long off = offset;
-        for (int i = 0; i < index.length; i++) {
-            long ix = index[i];
-            if (ix < 0 || ix >= shape[i]) {
-                throw outOfBounds(ix, i);
-            }
-            off += ix * strides[i];
-        }
-        return off;
-    }
-
-    private RuntimeException closedOr(IllegalStateException e) {
+    /** What a failed access throws: the array's or its memory's closing (caused by {@code e}), else {@code e}. */
+    RuntimeException closedOr(IllegalStateException e) {
         if (closed) {
             return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
                     : ": its memory was freed through handler '" + handlerName() + "'"), e);
@@ -664,9 +634,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -686,9 +656,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -708,9 +678,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i) {
         MemorySegment d = hostData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -730,9 +700,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i) {
         MemorySegment d = writableData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -753,9 +723,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i, long j) {
         MemorySegment d = hostData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
-            return readDouble(d, off);
+            return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -776,9 +746,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i, long j) {
         MemorySegment d = writableData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
-            writeDouble(d, off, value);
+            ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -798,9 +768,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i) {
         MemorySegment d = hostData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -820,9 +790,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i) {
         MemorySegment d = writableData();
-        long off = offset1(i);
+        long off = ArrayLayout.offset1(shape, strides, offset, i);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -843,9 +813,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i, long j) {
         MemorySegment d = hostData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -866,48 +836,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i, long j) {
         MemorySegment d = writableData();
-        long off = offset2(i, j);
+        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
-    }
-
-    private long offset1(long i) {
-        long[] sh = shape;
-        if (sh.length != 1) {
-            throw wrongIndexCount(1);
-        }
-        if (i < 0 || i >= sh[0]) {
-            throw outOfBounds(i, 0);
-        }
-        return offset + i * strides[0];
-    }
-
-    private long offset2(long i, long j) {
-        long[] sh = shape;
-        if (sh.length != 2) {
-            throw wrongIndexCount(2);
-        }
-        if (i < 0 || i >= sh[0]) {
-            throw outOfBounds(i, 0);
-        }
-        if (j < 0 || j >= sh[1]) {
-            throw outOfBounds(j, 1);
-        }
-        long[] st = strides;
-        return offset + i * st[0] + j * st[1];
-    }
-
-    private IllegalArgumentException wrongIndexCount(int given) {
-        return new IllegalArgumentException("index has " + given + " value(s) (expected: " + shape.length
-                + ", one per axis of shape " + Arrays.toString(shape) + ")");
-    }
-
-    private IndexOutOfBoundsException outOfBounds(long index, int axis) {
-        return new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
-                + shape[axis]);
     }
 
     /**
@@ -924,9 +858,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            return readLong(d, off);
+            return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -946,9 +880,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            writeLong(d, off, value);
+            ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -966,16 +900,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public boolean getBoolean(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            return switch (dtype.kind()) {
-                case COMPLEX -> {
-                    double[] c = readComplex(d, off);
-                    yield c[0] != 0 || c[1] != 0;
-                }
-                case FLOAT, BFLOAT -> readDouble(d, off) != 0;
-                default -> readLong(d, off) != 0;
-            };
+            return ElementCodec.readBoolean(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1009,9 +936,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double[] getComplex(long... index) {
         MemorySegment d = hostData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            return dtype.kind() == DType.Kind.COMPLEX ? readComplex(d, off) : new double[] {readDouble(d, off), 0};
+            return ElementCodec.readAsComplex(dtype, d, off);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1032,16 +959,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setComplex(double real, double imaginary, long... index) {
         MemorySegment d = writableData();
-        long off = elementOffset(index);
+        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
-            if (dtype.kind() == DType.Kind.COMPLEX) {
-                writeComplex(d, off, real, imaginary);
-            } else if (imaginary == 0) {
-                writeDouble(d, off, real);
-            } else {
-                throw new IllegalArgumentException("imaginary: " + imaginary + " (expected: 0 for real dtype " + dtype
-                        + ")");
-            }
+            ElementCodec.writeAsComplex(dtype, d, off, real, imaginary);
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1061,7 +981,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (value == 0 && Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
             } else {
-                forEachOffset(off -> writeDouble(d, off, value));
+                forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, value));
             }
         } catch (IllegalStateException e) {
             throw closedOr(e);
@@ -1082,7 +1002,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (value == 0 && isCContiguous()) {
                 segment().fill((byte) 0);
             } else {
-                forEachOffset(off -> writeLong(d, off, value));
+                forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, value));
             }
         } catch (IllegalStateException e) {
             throw closedOr(e);
@@ -1108,7 +1028,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + Arrays.toString(shape) + ", this array's)");
         }
         writableData();
-        transfer(source, this);
+        ArrayTransfer.transfer(source, this);
     }
 
     /**
@@ -1127,7 +1047,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         int[] i = {0};
         try {
-            forEachOffset(off -> writeDouble(d, off, values[i[0]++]));
+            forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, values[i[0]++]));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1149,7 +1069,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         MemorySegment d = writableData();
         int[] i = {0};
         try {
-            forEachOffset(off -> writeLong(d, off, values[i[0]++]));
+            forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, values[i[0]++]));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1169,7 +1089,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         double[] out = new double[javaLength()];
         int[] i = {0};
         try {
-            forEachOffset(off -> out[i[0]++] = readDouble(d, off));
+            forEachOffset(off -> out[i[0]++] = ElementCodec.readDouble(dtype, d, off));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1190,7 +1110,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long[] out = new long[javaLength()];
         int[] i = {0};
         try {
-            forEachOffset(off -> out[i[0]++] = readLong(d, off));
+            forEachOffset(off -> out[i[0]++] = ElementCodec.readLong(dtype, d, off));
         } catch (IllegalStateException e) {
             throw closedOr(e);
         }
@@ -1211,6 +1131,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
+    /** Calls {@code action} with the byte offset of every element, in C order. */
+    void forEachOffset(LongConsumer action) {
+        ArrayTransfer.forEachOffset(offset, shape, strides, size, action);
+    }
+
     /**
      * A new owning C-contiguous copy, allocated through {@link DataMem#current()}.
      *
@@ -1228,7 +1153,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         hostData();
         NDArray out = empty(dtype, newShape);
         try {
-            transfer(this, out);
+            ArrayTransfer.transfer(this, out);
         } catch (RuntimeException | Error e) {
             out.close();
             throw e;
@@ -1281,7 +1206,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public NDArray select(int axis, long index) {
         checkOpen();
-        checkAxis(axis);
+        ArrayLayout.checkAxis(shape, axis);
         long ix = index < 0 ? index + shape[axis] : index;
         if (ix < 0 || ix >= shape[axis]) {
             throw new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
@@ -1313,49 +1238,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public NDArray reshape(long... newShape) {
         checkOpen();
-        long[] s = inferShape(newShape);
+        long[] s = ArrayLayout.inferShape(newShape, size);
         if (isCContiguous()) {
-            return view(offset, s, cStrides(dtype, s));
+            return view(offset, s, ArrayLayout.cStrides(dtype, s));
         }
         return copyAs(s);
-    }
-
-    private long[] inferShape(long[] newShape) {
-        Objects.requireNonNull(newShape, "newShape");
-        long[] s = newShape.clone();
-        int unknown = -1;
-        long known = 1;
-        for (int i = 0; i < s.length; i++) {
-            if (s[i] == -1) {
-                if (unknown >= 0) {
-                    throw new IllegalArgumentException("newShape " + Arrays.toString(newShape)
-                            + " (expected: at most one -1)");
-                }
-                unknown = i;
-            } else if (s[i] < 0) {
-                throw new IllegalArgumentException("newShape[" + i + "]: " + s[i] + " (expected: >= -1)");
-            } else {
-                long hi = Math.multiplyHigh(known, s[i]);
-                known *= s[i];
-                if (hi != 0 || known < 0) {
-                    throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
-                            + Arrays.toString(newShape) + " (it has more than 2^63 elements)");
-                }
-            }
-        }
-        if (unknown >= 0) {
-            if (known == 0 || size % known != 0) {
-                throw new IllegalArgumentException("cannot reshape " + size + " elements into "
-                        + Arrays.toString(newShape));
-            }
-            s[unknown] = size / known;
-        }
-        checkShape(s);
-        if (elementCount(s) != size) {
-            throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
-                    + Arrays.toString(newShape));
-        }
-        return s;
     }
 
     /**
@@ -1412,12 +1299,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 newOffset, newShape, newStrides);
     }
 
-    private void checkAxis(int axis) {
-        if (axis < 0 || axis >= shape.length) {
-            throw new IllegalArgumentException("axis: " + axis + " (expected: 0.." + (shape.length - 1) + ")");
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------
     // Resize and close
 
@@ -1455,9 +1336,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new IllegalStateException("resize needs a C-contiguous array; " + this + " has strides "
                     + Arrays.toString(strides));
         }
-        long[] s = checkShape(newShape);
-        long count = elementCount(s);
-        long newBytes = byteSizeOf(dtype, s, count);
+        long[] s = ArrayLayout.checkShape(newShape);
+        long count = ArrayLayout.elementCount(s);
+        long newBytes = ArrayLayout.byteSizeOf(dtype, s, count);
         DataMemHandler handler = memory.handler;
         synchronized (memory) {
             memory.checkLive(generation, this);
@@ -1498,7 +1379,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             dataByteSize = newBytes;
             offset = 0;
             shape = s;
-            strides = cStrides(dtype, s);
+            strides = ArrayLayout.cStrides(dtype, s);
             size = count;
             if (newBytes > oldBytes && memory.traits.hostAccessible()) {
                 // Under the memory's lock: nobody can free the block meanwhile.
@@ -1572,56 +1453,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     @Override
     public BufferView getBuffer(int flags) {
         checkLive();
+        bufferRequest(flags).validate();
         MemoryTraits traits = memory.traits;
         boolean onDevice = !traits.hostAccessible();
-        if (onDevice && !BufferFlags.requests(flags, BufferFlags.DEVICE)) {
-            throw new BufferException("DEVICE not requested, but " + this + " is on " + traits.device() + " ("
-                    + traits.kind() + " memory the host cannot access): request BufferFlags.DEVICE, or copy the"
-                    + " array to host memory", BufferFlags.DEVICE);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.WRITABLE) && readOnly) {
-            throw new BufferException("WRITABLE requested, but " + this + " is read-only", BufferFlags.WRITABLE);
-        }
-        boolean c = isCContiguous();
-        boolean f = isFContiguous();
-        if (BufferFlags.requests(flags, BufferFlags.C_CONTIGUOUS) && !c) {
-            throw layout("C_CONTIGUOUS requested, but", "not C-contiguous", BufferFlags.C_CONTIGUOUS);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.F_CONTIGUOUS) && !f) {
-            throw layout("F_CONTIGUOUS requested, but", "not Fortran-contiguous", BufferFlags.F_CONTIGUOUS);
-        }
-        if (BufferFlags.requests(flags, BufferFlags.ANY_CONTIGUOUS) && !c && !f) {
-            throw layout("ANY_CONTIGUOUS requested, but", "neither C- nor Fortran-contiguous",
-                    BufferFlags.ANY_CONTIGUOUS);
-        }
-        boolean withStrides = BufferFlags.requests(flags, BufferFlags.STRIDES);
-        if (!withStrides && !c) {
-            throw layout("STRIDES not requested (the consumer then assumes C order), but", "not C-contiguous",
-                    BufferFlags.STRIDES);
-        }
-        boolean withShape = BufferFlags.requests(flags, BufferFlags.ND);
-        boolean withFormat = BufferFlags.requests(flags, BufferFlags.FORMAT);
-        if (!withShape && withFormat && dtype.itemSize() != 1) {
-            throw new BufferException("ND not requested, so the buffer is " + byteSize() + " flat unsigned bytes,"
-                    + " but FORMAT was requested and " + dtype + " (format " + dtype.format() + ") has "
-                    + dtype.itemSize() + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
-        }
-        boolean withDevice = BufferFlags.requests(flags, BufferFlags.DEVICE);
         // Pinned before the address and segment are read: a close or resize either happened before
         // (the pin fails) or waits for the view's release (it is refused meanwhile).
         retainExport();
         try {
-            BufferView.Builder b = BufferView.builder(this, flags)
-                    .address(dataAddress + offset)
-                    .len(byteSize())
-                    .itemSize(dtype.itemSize())
-                    .readOnly(readOnly)
-                    .format(withFormat ? dtype.format() : null)
-                    .ndim(withShape ? shape.length : 1)
-                    .shape(withShape && shape.length > 0 ? shape : null)
-                    .strides(withStrides && shape.length > 0 ? strides : null)
-                    .flags(withDevice ? BufferFlags.DEVICE : 0)
-                    .releaseAction(this::releaseExport);
+            BufferView.Builder b = bufferRequest(flags).fill().releaseAction(this::releaseExport);
             if (onDevice) {
                 DeviceInterchange interchange = traits.interchange();
                 if (interchange == null) {
@@ -1642,9 +1481,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
     }
 
-    private BufferException layout(String requested, String isNot, int flag) {
-        return new BufferException(requested + " " + this + " is " + isNot + " (shape " + Arrays.toString(shape)
-                + ", strides " + Arrays.toString(strides) + ")", flag);
+    /** The request checked against this array's memory, as {@link BufferRequest} does for any exporter. */
+    private BufferRequest bufferRequest(int flags) {
+        return BufferRequest.of(this, flags)
+                .memory(memory.traits)
+                .readOnly(readOnly)
+                .elements(dtype.toString(), dtype.format(), dtype.itemSize())
+                .layout(dataAddress + offset, shape, strides);
     }
 
     /**
@@ -1680,318 +1523,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     void releaseExport() {
         memory.unpinExport();
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Element conversion
-
-    private double readDouble(MemorySegment d, long off) {
-        if (dtype == DType.FLOAT64) {   // the common case: one comparison instead of two switches
-            return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-        }
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(d, off);
-            case UNSIGNED -> {
-                long v = readUnsigned(d, off);
-                yield v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
-            }
-            case FLOAT -> switch (dtype.itemSize()) {
-                case 2 -> Float.float16ToFloat(d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off));
-                case 4 -> d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off);
-                default -> d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-            };
-            case BFLOAT -> Float.intBitsToFloat((d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFF) << 16);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess();
-        };
-    }
-
-    private long readLong(MemorySegment d, long off) {
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(d, off);
-            case UNSIGNED -> readUnsigned(d, off);
-            case FLOAT, BFLOAT -> (long) readDouble(d, off);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess();
-        };
-    }
-
-    private long readSigned(MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off);
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off);
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off);
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
-    }
-
-    private long readUnsigned(MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off) & 0xFFL;
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFFL;
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off) & 0xFFFF_FFFFL;
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
-    }
-
-    private double[] readComplex(MemorySegment d, long off) {
-        if (dtype.itemSize() == 8) {
-            return new double[] {d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off),
-                    d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4)};
-        }
-        return new double[] {d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off),
-                d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8)};
-    }
-
-    private void writeDouble(MemorySegment d, long off, double v) {
-        if (dtype == DType.FLOAT64) {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-            return;
-        }
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(d, off, dtype.kind() == DType.Kind.UNSIGNED && v >= 0x1p63
-                    ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v);
-            case FLOAT -> {
-                switch (dtype.itemSize()) {
-                    case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, Float.floatToFloat16((float) v));
-                    case 4 -> d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) v);
-                    default -> d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-                }
-            }
-            case BFLOAT -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, toBfloat16((float) v));
-            case COMPLEX -> writeComplex(d, off, v, 0);
-            case CUSTOM -> throw customAccess();
-        }
-    }
-
-    private void writeLong(MemorySegment d, long off, long v) {
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(d, off, v);
-            case FLOAT, BFLOAT, COMPLEX -> writeDouble(d, off, v);
-            case CUSTOM -> throw customAccess();
-        }
-    }
-
-    private void writeInteger(MemorySegment d, long off, long v) {
-        switch (dtype.itemSize()) {
-            case 1 -> d.set(ValueLayout.JAVA_BYTE, off, (byte) v);
-            case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, (short) v);
-            case 4 -> d.set(ValueLayout.JAVA_INT_UNALIGNED, off, (int) v);
-            default -> d.set(ValueLayout.JAVA_LONG_UNALIGNED, off, v);
-        }
-    }
-
-    private void writeComplex(MemorySegment d, long off, double re, double im) {
-        if (dtype.itemSize() == 8) {
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) re);
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4, (float) im);
-        } else {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, re);
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8, im);
-        }
-    }
-
-    /** Rounds a float to bfloat16 (round to nearest, ties to even; NaN stays NaN). */
-    static short toBfloat16(float f) {
-        int bits = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((bits >>> 16) | 0x0040);
-        }
-        int rounding = 0x7FFF + ((bits >>> 16) & 1);
-        return (short) ((bits + rounding) >>> 16);
-    }
-
-    private UnsupportedOperationException customAccess() {
-        return new UnsupportedOperationException("dtype " + dtype + " is a custom dtype (format " + dtype.format()
-                + "): read and write its bytes through segment()");
-    }
-
-    /** Copies src into dst element by element in C order; both have the same size. */
-    private static void transfer(NDArray src, NDArray dst) {
-        MemorySegment from = src.hostData();
-        MemorySegment to = dst.hostData();
-        if (src.size == 0) {
-            return;
-        }
-        try {
-            if (src.dtype.equals(dst.dtype) && src.isCContiguous() && dst.isCContiguous()) {
-                MemorySegment.copy(src.segment(), 0, dst.segment(), 0, src.byteSize());
-                return;
-            }
-            if (src.segment().asOverlappingSlice(dst.segment()).isPresent()) {
-                // Read everything first: a strided copy onto itself would read values already overwritten.
-                MemorySegment heap = MemorySegment.ofArray(new long[(int) Math.ceilDiv(src.byteSize(), 8)]);
-                NDArray snapshot = wrap(heap.asSlice(0, src.byteSize()), src.dtype, src.shape);
-                transfer(src, snapshot);
-                transfer(snapshot, dst);
-                return;
-            }
-            long[] offsets = new long[(int) Math.min(src.size, Integer.MAX_VALUE - 8)];
-            if (offsets.length != src.size) {
-                throw new IllegalStateException("arrays of more than " + offsets.length
-                        + " elements with different layouts are copied in pieces; use same-layout copies");
-            }
-            int[] n = {0};
-            src.forEachOffset(o -> offsets[n[0]++] = o);
-            n[0] = 0;
-            DType.Kind sk = src.dtype.kind();
-            DType.Kind dk = dst.dtype.kind();
-            boolean sameType = src.dtype.equals(dst.dtype);
-            if (!sameType && (sk == DType.Kind.CUSTOM || dk == DType.Kind.CUSTOM)) {
-                throw new UnsupportedOperationException("cannot convert between " + src.dtype + " and " + dst.dtype);
-            }
-            int item = src.dtype.itemSize();
-            dst.forEachOffset(o -> {
-                long so = offsets[n[0]++];
-                if (sameType) {
-                    MemorySegment.copy(from, so, to, o, item);
-                } else if (sk == DType.Kind.COMPLEX) {
-                    double[] c = src.readComplex(from, so);
-                    if (dk == DType.Kind.COMPLEX) {
-                        dst.writeComplex(to, o, c[0], c[1]);
-                    } else if (c[1] != 0) {
-                        throw new IllegalArgumentException("cannot copy complex value " + c[0] + "+" + c[1]
-                                + "j into real dtype " + dst.dtype + " without losing its imaginary part");
-                    } else {
-                        dst.writeDouble(to, o, c[0]);
-                    }
-                } else if ((sk == DType.Kind.SIGNED || sk == DType.Kind.UNSIGNED || sk == DType.Kind.BOOL)
-                        && (dk == DType.Kind.SIGNED || dk == DType.Kind.UNSIGNED || dk == DType.Kind.BOOL)) {
-                    dst.writeLong(to, o, src.readLong(from, so));
-                } else {
-                    dst.writeDouble(to, o, src.readDouble(from, so));
-                }
-            });
-        } catch (IllegalStateException e) {
-            throw (src.isClosed() ? src : dst).closedOr(e);
-        }
-    }
-
-    /** Calls {@code action} with the byte offset of every element, in C order. */
-    private void forEachOffset(LongConsumer action) {
-        if (size == 0) {
-            return;
-        }
-        int nd = shape.length;
-        if (nd == 0) {
-            action.accept(offset);
-            return;
-        }
-        long[] idx = new long[nd];
-        long off = offset;
-        long innerLen = shape[nd - 1];
-        long innerStride = strides[nd - 1];
-        for (long done = 0; done < size; done += innerLen) {
-            long o = off;
-            for (long k = 0; k < innerLen; k++, o += innerStride) {
-                action.accept(o);
-            }
-            for (int d = nd - 2; d >= 0; d--) {
-                idx[d]++;
-                off += strides[d];
-                if (idx[d] < shape[d]) {
-                    break;
-                }
-                off -= strides[d] * shape[d];
-                idx[d] = 0;
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Shape arithmetic
-
-    private static long[] checkShape(long[] shape) {
-        Objects.requireNonNull(shape, "shape");
-        if (shape.length > MAX_NDIM) {
-            throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + MAX_NDIM + ")");
-        }
-        for (int i = 0; i < shape.length; i++) {
-            if (shape[i] < 0) {
-                throw new IllegalArgumentException("shape[" + i + "]: " + shape[i] + " (expected: >= 0)");
-            }
-        }
-        return shape.clone();
-    }
-
-    private static long[] checkStrides(long[] strides, int ndim) {
-        if (strides.length != ndim) {
-            throw new IllegalArgumentException("strides: " + strides.length + " values (expected: " + ndim
-                    + ", one per axis)");
-        }
-        return strides.clone();
-    }
-
-    private static long elementCount(long[] shape) {
-        long n = 1;
-        for (long d : shape) {
-            if (d == 0) {
-                return 0;
-            }
-        }
-        for (long d : shape) {
-            long hi = Math.multiplyHigh(n, d);
-            n *= d;
-            if (hi != 0 || n < 0) {
-                return -1;
-            }
-        }
-        return n;
-    }
-
-    private static long byteSizeOf(DType dtype, long[] shape, long count) {
-        long bytes = count < 0 ? -1 : io.datamem.internal.Checks.productOrMinusOne(count, dtype.itemSize());
-        if (bytes < 0) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs more than "
-                    + DataMemAllocator.MAX_BYTE_SIZE + " bytes (expected: at most 2^57 bytes, the address-space limit)");
-        }
-        return bytes;
-    }
-
-    private static long[] cStrides(DType dtype, long[] shape) {
-        long[] st = new long[shape.length];
-        long acc = dtype.itemSize();
-        for (int i = shape.length - 1; i >= 0; i--) {
-            st[i] = acc;
-            acc *= Math.max(shape[i], 1);
-        }
-        return st;
-    }
-
-    private static void checkExtent(DType dtype, long[] shape, long[] strides, long byteOffset, long available) {
-        if (byteOffset < 0) {
-            throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: >= 0)");
-        }
-        long count = elementCount(shape);
-        if (count < 0) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has more than 2^63 elements");
-        }
-        if (count == 0) {
-            if (byteOffset > available) {
-                throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: <= " + available + ")");
-            }
-            return;
-        }
-        long lo;
-        long hi;
-        try {
-            lo = Math.addExact(byteOffset, Strides.lowestByte(shape, strides));
-            hi = Math.addExact(byteOffset, Strides.highestByte(shape, strides));
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
-                    + Arrays.toString(shape) + " overflow a long");
-        }
-        if (lo < 0 || hi > available - dtype.itemSize()) {
-            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + ", strides "
-                    + Arrays.toString(strides) + " and byteOffset " + byteOffset + " reach bytes [" + lo + ", "
-                    + (hi + dtype.itemSize()) + ") (expected: within the " + available + " bytes available)");
-        }
     }
 
     @Override

@@ -11,7 +11,8 @@ import java.util.Objects;
  * access to read-only data, a contiguity the data does not have, a request without
  * {@link BufferFlags#STRIDES} for non-C-contiguous data, device memory without
  * {@link BufferFlags#DEVICE}); the memory stays valid and in place until the view is released.
- * Build views with {@link BufferView#builder}, which checks them against the request.
+ * Build views with {@link BufferView#builder}, which checks them against the request; exporters of
+ * strided memory let {@link BufferRequest} make those flag checks and fill the builder.
  *
  * <p>Consumers either call {@link #getBuffer(int)} directly, or {@link #request(BufferExporter,
  * int)}, which first checks the flags an exporter must not ignore ({@link BufferFlags#REQUIRED_FLAGS})

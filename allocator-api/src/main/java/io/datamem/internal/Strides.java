@@ -3,7 +3,8 @@ package io.datamem.internal;
 /**
  * Where the elements of a strided layout lie relative to its first element: each dimension reaches
  * {@code strides[i] * (shape[i] - 1)} bytes from it, below for a negative stride and above for a
- * positive one. Arrays, buffers and DLPack all bound their memory with it. Internal.
+ * positive one. Arrays, buffers and DLPack all bound their memory with it; arrays and buffer
+ * requests test contiguity with {@link #isContiguous}. Internal.
  */
 public final class Strides {
 
@@ -34,6 +35,36 @@ public final class Strides {
      */
     public static long highestByte(long[] shape, long[] strides) {
         return reach(shape, strides, false);
+    }
+
+    /**
+     * Whether a layout's elements lie in C (row-major) or Fortran (column-major) order without
+     * gaps, as NumPy decides it: a layout with at most one element is both, and axes of length 1
+     * may have any stride.
+     *
+     * @param shape    the extent of each dimension
+     * @param strides  the byte stride of each dimension, as many as {@code shape}
+     * @param itemSize the bytes of one element
+     * @param fortran  true to test Fortran order, false for C order
+     * @return true if contiguous in that order
+     */
+    public static boolean isContiguous(long[] shape, long[] strides, long itemSize, boolean fortran) {
+        for (long d : shape) {
+            if (d == 0) {
+                return true;
+            }
+        }
+        long expected = itemSize;
+        for (int k = 0; k < shape.length; k++) {
+            int d = fortran ? k : shape.length - 1 - k;
+            if (shape[d] != 1) {
+                if (strides[d] != expected) {
+                    return false;
+                }
+                expected *= shape[d];
+            }
+        }
+        return true;
     }
 
     private static long reach(long[] shape, long[] strides, boolean below) {

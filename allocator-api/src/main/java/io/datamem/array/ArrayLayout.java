@@ -1,0 +1,223 @@
+package io.datamem.array;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.internal.Checks;
+import io.datamem.internal.Strides;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * An array's layout arithmetic and its validation: shapes and strides checked on the way in, the
+ * element count and byte size with their overflow checks, C strides, the extent a layout reaches
+ * within a block, shape inference for {@link NDArray#reshape}, contiguity (through
+ * {@link Strides}, which buffer requests share), and the byte offset of an element from its
+ * indices, with the messages of every refusal. Static methods over the arrays {@link NDArray} keeps
+ * in its fields, so the accessors' offset computation stays a few loads and inlines.
+ */
+final class ArrayLayout {
+
+    private ArrayLayout() {
+    }
+
+    /** A copy of {@code shape}, checked: at most {@link NDArray#MAX_NDIM} lengths, none negative. */
+    static long[] checkShape(long[] shape) {
+        Objects.requireNonNull(shape, "shape");
+        if (shape.length > NDArray.MAX_NDIM) {
+            throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + NDArray.MAX_NDIM + ")");
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (shape[i] < 0) {
+                throw new IllegalArgumentException("shape[" + i + "]: " + shape[i] + " (expected: >= 0)");
+            }
+        }
+        return shape.clone();
+    }
+
+    /** A copy of {@code strides}, after checking that there is one per axis. */
+    static long[] checkStrides(long[] strides, int ndim) {
+        if (strides.length != ndim) {
+            throw new IllegalArgumentException("strides: " + strides.length + " values (expected: " + ndim
+                    + ", one per axis)");
+        }
+        return strides.clone();
+    }
+
+    /** The product of the lengths: 0 if one is 0, -1 if it overflows a {@code long}. */
+    static long elementCount(long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            if (d == 0) {
+                return 0;
+            }
+        }
+        for (long d : shape) {
+            long hi = Math.multiplyHigh(n, d);
+            n *= d;
+            if (hi != 0 || n < 0) {
+                return -1;
+            }
+        }
+        return n;
+    }
+
+    /** The bytes of {@code count} elements, refused beyond {@link DataMemAllocator#MAX_BYTE_SIZE}. */
+    static long byteSizeOf(DType dtype, long[] shape, long count) {
+        long bytes = count < 0 ? -1 : Checks.productOrMinusOne(count, dtype.itemSize());
+        if (bytes < 0) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs more than "
+                    + DataMemAllocator.MAX_BYTE_SIZE + " bytes (expected: at most 2^57 bytes, the address-space limit)");
+        }
+        return bytes;
+    }
+
+    /** The byte strides of C (row-major) order; axes of length 0 count as 1. */
+    static long[] cStrides(DType dtype, long[] shape) {
+        long[] st = new long[shape.length];
+        long acc = dtype.itemSize();
+        for (int i = shape.length - 1; i >= 0; i--) {
+            st[i] = acc;
+            acc *= Math.max(shape[i], 1);
+        }
+        return st;
+    }
+
+    /** Checks that every element of the layout lies within {@code [0, available)} bytes of the block. */
+    static void checkExtent(DType dtype, long[] shape, long[] strides, long byteOffset, long available) {
+        if (byteOffset < 0) {
+            throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: >= 0)");
+        }
+        long count = elementCount(shape);
+        if (count < 0) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has more than 2^63 elements");
+        }
+        if (count == 0) {
+            if (byteOffset > available) {
+                throw new IllegalArgumentException("byteOffset: " + byteOffset + " (expected: <= " + available + ")");
+            }
+            return;
+        }
+        long lo;
+        long hi;
+        try {
+            lo = Math.addExact(byteOffset, Strides.lowestByte(shape, strides));
+            hi = Math.addExact(byteOffset, Strides.highestByte(shape, strides));
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("strides " + Arrays.toString(strides) + " with shape "
+                    + Arrays.toString(shape) + " overflow a long");
+        }
+        if (lo < 0 || hi > available - dtype.itemSize()) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + ", strides "
+                    + Arrays.toString(strides) + " and byteOffset " + byteOffset + " reach bytes [" + lo + ", "
+                    + (hi + dtype.itemSize()) + ") (expected: within the " + available + " bytes available)");
+        }
+    }
+
+    /**
+     * The shape {@link NDArray#reshape} gives {@code size} elements: {@code newShape} with its -1
+     * (at most one) inferred from the others, checked to hold exactly {@code size} elements.
+     */
+    static long[] inferShape(long[] newShape, long size) {
+        Objects.requireNonNull(newShape, "newShape");
+        long[] s = newShape.clone();
+        int unknown = -1;
+        long known = 1;
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == -1) {
+                if (unknown >= 0) {
+                    throw new IllegalArgumentException("newShape " + Arrays.toString(newShape)
+                            + " (expected: at most one -1)");
+                }
+                unknown = i;
+            } else if (s[i] < 0) {
+                throw new IllegalArgumentException("newShape[" + i + "]: " + s[i] + " (expected: >= -1)");
+            } else {
+                long hi = Math.multiplyHigh(known, s[i]);
+                known *= s[i];
+                if (hi != 0 || known < 0) {
+                    throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
+                            + Arrays.toString(newShape) + " (it has more than 2^63 elements)");
+                }
+            }
+        }
+        if (unknown >= 0) {
+            if (known == 0 || size % known != 0) {
+                throw new IllegalArgumentException("cannot reshape " + size + " elements into "
+                        + Arrays.toString(newShape));
+            }
+            s[unknown] = size / known;
+        }
+        checkShape(s);
+        if (elementCount(s) != size) {
+            throw new IllegalArgumentException("cannot reshape array of size " + size + " into shape "
+                    + Arrays.toString(newShape));
+        }
+        return s;
+    }
+
+    /** Whether the elements lie in C ({@code fortran} false) or Fortran order without gaps. */
+    static boolean isContiguous(DType dtype, long[] shape, long[] strides, boolean fortran) {
+        return Strides.isContiguous(shape, strides, dtype.itemSize(), fortran);
+    }
+
+    /** Checks that {@code axis} names an axis of {@code shape}. */
+    static void checkAxis(long[] shape, int axis) {
+        if (axis < 0 || axis >= shape.length) {
+            throw new IllegalArgumentException("axis: " + axis + " (expected: 0.." + (shape.length - 1) + ")");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Element offsets: the accessors' arithmetic
+
+    /** The byte offset of the element at {@code index}, one index per axis, each within its axis. */
+    static long elementOffset(long[] shape, long[] strides, long offset, long[] index) {
+        if (index.length != shape.length) {
+            throw wrongIndexCount(shape, index.length);
+        }
+        long off = offset;
+        for (int i = 0; i < index.length; i++) {
+            long ix = index[i];
+            if (ix < 0 || ix >= shape[i]) {
+                throw outOfBounds(shape, ix, i);
+            }
+            off += ix * strides[i];
+        }
+        return off;
+    }
+
+    /** The byte offset of element {@code [i]} of a 1-axis layout. */
+    static long offset1(long[] shape, long[] strides, long offset, long i) {
+        if (shape.length != 1) {
+            throw wrongIndexCount(shape, 1);
+        }
+        if (i < 0 || i >= shape[0]) {
+            throw outOfBounds(shape, i, 0);
+        }
+        return offset + i * strides[0];
+    }
+
+    /** The byte offset of element {@code [i, j]} of a 2-axis layout. */
+    static long offset2(long[] shape, long[] strides, long offset, long i, long j) {
+        if (shape.length != 2) {
+            throw wrongIndexCount(shape, 2);
+        }
+        if (i < 0 || i >= shape[0]) {
+            throw outOfBounds(shape, i, 0);
+        }
+        if (j < 0 || j >= shape[1]) {
+            throw outOfBounds(shape, j, 1);
+        }
+        return offset + i * strides[0] + j * strides[1];
+    }
+
+    static IllegalArgumentException wrongIndexCount(long[] shape, int given) {
+        return new IllegalArgumentException("index has " + given + " value(s) (expected: " + shape.length
+                + ", one per axis of shape " + Arrays.toString(shape) + ")");
+    }
+
+    static IndexOutOfBoundsException outOfBounds(long[] shape, long index, int axis) {
+        return new IndexOutOfBoundsException("index " + index + " is out of bounds for axis " + axis + " with size "
+                + shape[axis]);
+    }
+}
