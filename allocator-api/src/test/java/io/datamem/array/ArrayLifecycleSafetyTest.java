@@ -42,37 +42,40 @@ class ArrayLifecycleSafetyTest {
     /** Blocks with an export held (address to count): freeing one of them is the bug. */
     private final ConcurrentHashMap<Long, Integer> exported = new ConcurrentHashMap<>();
     private final List<String> violations = new ArrayList<>();
-    private final DataMemHandler h = DataMemHandler.of("safety-test", new DataMemAllocator() {
+    private final DataMemHandler h = DataMemHandler.of("safety-test", new Watching(counting, (address, byteSize) -> {
+        if (exported.containsKey(address)) {
+            synchronized (violations) {
+                violations.add("free or realloc of 0x" + Long.toHexString(address) + " while an export of it is held");
+            }
+        }
+    }));
+
+    /** Forwards to an upstream, telling a watcher of every block about to be freed or moved. */
+    private record Watching(DataMemAllocator upstream, java.util.function.BiConsumer<Long, Long> beforeRelease)
+            implements DataMemAllocator {
+
         @Override
         public MemorySegment malloc(long byteSize) {
-            return counting.malloc(byteSize);
+            return upstream.malloc(byteSize);
         }
 
         @Override
         public MemorySegment calloc(long count, long elementByteSize) {
-            return counting.calloc(count, elementByteSize);
+            return upstream.calloc(count, elementByteSize);
         }
 
         @Override
         public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            check(ptr.address(), "realloc");
-            return counting.realloc(ptr, oldByteSize, newByteSize);
+            beforeRelease.accept(ptr.address(), oldByteSize);
+            return upstream.realloc(ptr, oldByteSize, newByteSize);
         }
 
         @Override
         public void free(MemorySegment ptr, long byteSize) {
-            check(ptr.address(), "free");
-            counting.free(ptr, byteSize);
+            beforeRelease.accept(ptr.address(), byteSize);
+            upstream.free(ptr, byteSize);
         }
-
-        private void check(long address, String what) {
-            if (exported.containsKey(address)) {
-                synchronized (violations) {
-                    violations.add(what + " of 0x" + Long.toHexString(address) + " while an export of it is held");
-                }
-            }
-        }
-    });
+    }
 
     @AfterEach
     void nothingFreedUnderAnExportNothingLeaked() {
@@ -269,37 +272,13 @@ class ArrayLifecycleSafetyTest {
     void memoryIsNeverReturnedWhileASegmentCanReachIt() {
         List<MemorySegment> handedOut = new ArrayList<>();
         List<String> freedWhileReachable = new ArrayList<>();
-        DataMemHandler watching = DataMemHandler.of("watching", new DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return counting.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return counting.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                checkDead(ptr.address(), oldByteSize);
-                return counting.realloc(ptr, oldByteSize, newByteSize);
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                checkDead(ptr.address(), byteSize);
-                counting.free(ptr, byteSize);
-            }
-
-            private void checkDead(long address, long byteSize) {
-                for (MemorySegment s : handedOut) {
-                    if (s.address() >= address && s.address() < address + byteSize && s.scope().isAlive()) {
-                        freedWhileReachable.add("0x" + Long.toHexString(s.address()));
-                    }
+        DataMemHandler watching = DataMemHandler.of("watching", new Watching(counting, (address, byteSize) -> {
+            for (MemorySegment s : handedOut) {
+                if (s.address() >= address && s.address() < address + byteSize && s.scope().isAlive()) {
+                    freedWhileReachable.add("0x" + Long.toHexString(s.address()));
                 }
             }
-        });
+        }));
         for (int i = 0; i < 200; i++) {
             NDArray a = DataMem.callWith(watching, () -> NDArray.zeros(DType.FLOAT64, 32));
             NDArray v = a.reshape(4, 8);
