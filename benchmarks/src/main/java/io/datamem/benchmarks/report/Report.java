@@ -16,6 +16,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.SequencedMap;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -1031,32 +1033,58 @@ public final class Report {
     }
 
     private Goal arrayVsMalloc() {
-        String goal = "written-array lifecycle ≤ " + fmt(ARRAY_VS_MALLOC) + "× the handler's own malloc + free"
-                + " (1 thread)";
+        return perArrayRatio("written-array lifecycle ≤ " + fmt(ARRAY_VS_MALLOC) + "× the handler's own malloc + free"
+                + " (1 thread)", ARRAY_VS_MALLOC, (h, n) -> lifecycle("written", h, n, 1),
+                (h, n) -> lifecycle("mallocFree", h, n, 1), (h, n) -> decomposition(h, n, 1), Report::whys);
+    }
+
+    private Goal twoThreadsVsOne() {
+        return perArrayRatio("on 2 threads, each thread's written-array lifecycle ≤ " + TWO_THREADS_VS_ONE
+                + "× the 1-thread cost", TWO_THREADS_VS_ONE, (h, n) -> lifecycle("written", h, n, 2),
+                (h, n) -> lifecycle("written", h, n, 1), (h, n) -> {
+                    Optional<Result> m2 = lifecycle("mallocFree", h, n, 2);
+                    Optional<Result> m1 = lifecycle("mallocFree", h, n, 1);
+                    Optional<Result> e2 = lifecycle("neverWritten", h, n, 2);
+                    Optional<Result> e1 = lifecycle("neverWritten", h, n, 1);
+                    return h + " at " + sizeName(n * 8) + ": " + fmt(lifecycle("written", h, n, 2).orElseThrow().score())
+                            + " ns per thread against " + fmt(lifecycle("written", h, n, 1).orElseThrow().score())
+                            + " ns alone; on the same 2 threads `empty` + `close` takes " + speedUp(e2, e1)
+                            + " its 1-thread time and the handler's malloc + free " + speedUp(m2, m1);
+                }, whys -> whys.isEmpty() ? "" : String.join("; ", whys) + ".");
+    }
+
+    /**
+     * A goal that a ratio meets for every array handler and size: numerator over denominator at or
+     * under the target; each missed pair explained by {@code why}, the explanations joined by
+     * {@code explain}.
+     */
+    private Goal perArrayRatio(String goal, double target, BiFunction<String, Long, Optional<Result>> numerator,
+                               BiFunction<String, Long, Optional<Result>> denominator,
+                               BiFunction<String, Long, String> why, Function<List<String>, String> explain) {
         List<String> parts = new ArrayList<>();
         List<String> whys = new ArrayList<>();
         List<Check> checks = new ArrayList<>();
         int forks = Integer.MAX_VALUE;
         for (String h : ARRAY_HANDLERS) {
             for (long n : ARRAY_ELEMENTS) {
-                Optional<Result> w = lifecycle("written", h, n, 1);
-                Optional<Result> m = lifecycle("mallocFree", h, n, 1);
-                if (w.isEmpty() || m.isEmpty()) {
+                Optional<Result> num = numerator.apply(h, n);
+                Optional<Result> den = denominator.apply(h, n);
+                if (num.isEmpty() || den.isEmpty()) {
                     continue;
                 }
-                Ratio r = Ratio.of(w.get(), m.get());
+                Ratio r = Ratio.of(num.get(), den.get());
                 forks = Math.min(forks, r.forks());
-                checks.add(r.check(ARRAY_VS_MALLOC));
+                checks.add(r.check(target));
                 parts.add(h + " " + sizeName(n * 8) + " " + r);
-                if (r.value() > ARRAY_VS_MALLOC) {
-                    whys.add(decomposition(h, n, 1));
+                if (r.value() > target) {
+                    whys.add(why.apply(h, n));
                 }
             }
         }
         if (checks.isEmpty()) {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
-        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), whys(whys));
+        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), explain.apply(whys));
     }
 
     /**
@@ -1109,42 +1137,6 @@ public final class Report {
                 + " the call site builds an array for it unless the compiler removes it (`-prof gc` shows whether"
                 + " it did, as bytes allocated per operation).";
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
-    }
-
-    private Goal twoThreadsVsOne() {
-        String goal = "on 2 threads, each thread's written-array lifecycle ≤ " + TWO_THREADS_VS_ONE + "× the 1-thread"
-                + " cost";
-        List<String> parts = new ArrayList<>();
-        List<String> whys = new ArrayList<>();
-        List<Check> checks = new ArrayList<>();
-        int forks = Integer.MAX_VALUE;
-        for (String h : ARRAY_HANDLERS) {
-            for (long n : ARRAY_ELEMENTS) {
-                Optional<Result> two = lifecycle("written", h, n, 2);
-                Optional<Result> one = lifecycle("written", h, n, 1);
-                if (two.isEmpty() || one.isEmpty()) {
-                    continue;
-                }
-                Ratio r = Ratio.of(two.get(), one.get());
-                forks = Math.min(forks, r.forks());
-                checks.add(r.check(TWO_THREADS_VS_ONE));
-                parts.add(h + " " + sizeName(n * 8) + " " + r);
-                if (r.value() > TWO_THREADS_VS_ONE) {
-                    Optional<Result> m2 = lifecycle("mallocFree", h, n, 2);
-                    Optional<Result> m1 = lifecycle("mallocFree", h, n, 1);
-                    Optional<Result> e2 = lifecycle("neverWritten", h, n, 2);
-                    Optional<Result> e1 = lifecycle("neverWritten", h, n, 1);
-                    whys.add(h + " at " + sizeName(n * 8) + ": " + fmt(two.get().score()) + " ns per thread against "
-                            + fmt(one.get().score()) + " ns alone; on the same 2 threads `empty` + `close` takes "
-                            + speedUp(e2, e1) + " its 1-thread time and the handler's malloc + free " + speedUp(m2, m1));
-                }
-            }
-        }
-        if (checks.isEmpty()) {
-            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
-        }
-        return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), String.join("; ", whys)
-                + (whys.isEmpty() ? "" : "."));
     }
 
     private String arrays() {
