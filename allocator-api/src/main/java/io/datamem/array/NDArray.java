@@ -64,6 +64,9 @@ import java.util.function.LongConsumer;
  */
 public final class NDArray implements AutoCloseable, BufferExporter {
 
+    /** {@link #accessGeneration} of a closed array: never a memory's live generation. */
+    private static final int CLOSED_ARRAY = Integer.MIN_VALUE;
+
     /** The most axes an array may have (NumPy's limit, and the buffer protocol's). */
     public static final int MAX_NDIM = BufferView.MAX_NDIM;
 
@@ -95,6 +98,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private long dataAddress;
     private long dataByteSize;           // the block's allocated size
     private int generation;              // the memory's generation this array was made for
+    // generation while this array is open, CLOSED_ARRAY once it is closed: the accessors' fast path
+    // compares it with the memory's live generation, which checks both at once
+    private int accessGeneration;
     private long offset;                 // bytes from the block start to element [0, ..., 0]
     private long[] shape;
     private long[] strides;
@@ -113,6 +119,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.dataAddress = dataAddress;
         this.dataByteSize = dataByteSize;
         this.generation = generation;
+        this.accessGeneration = generation;
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
@@ -554,11 +561,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * {@link ArrayMemory}: this thread's local segment, the shared one, or a dead one).
      */
     MemorySegment hostData() {
-        checkOpen();
         MemorySegment d = data;
-        if (d != null && memory.liveGeneration == generation && d.isAccessibleBy(Thread.currentThread())) {
+        if (d != null && memory.liveGeneration == accessGeneration && d.isAccessibleBy(Thread.currentThread())) {
             return d;
         }
+        checkOpen();
         d = memory.accessData(generation, dataAddress, dataByteSize);
         if (d == null) {
             throw onDevice();
@@ -1361,12 +1368,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 memory.reattach();
                 data = null;
                 generation = memory.generation();
+                accessGeneration = generation;
                 throw e;
             }
             if (moved.address() == 0) {
                 memory.reattach();
                 data = null;
                 generation = memory.generation();
+                accessGeneration = generation;
                 throw AllocationRefusal.failure(handler, newBytes, "realloc");
             }
             if (!unreachable) {
@@ -1375,6 +1384,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             memory.reattach(moved.address(), newBytes);
             data = null;
             generation = memory.generation();
+            accessGeneration = generation;
             dataAddress = moved.address();
             dataByteSize = newBytes;
             offset = 0;
@@ -1419,6 +1429,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             }
         }
         closed = true;
+        accessGeneration = CLOSED_ARRAY;
     }
 
     // ---------------------------------------------------------------------------------------------
