@@ -42,7 +42,18 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ArrayMemory implements Runnable {
 
-    static final Cleaner CLEANER = Cleaner.create();
+    /**
+     * The cleaners that free leaked arrays. Registering with a cleaner takes a lock on its list, so
+     * threads creating arrays at once would queue on one cleaner: each thread registers with one of
+     * several (a power of two, at most 8 and at most the processors), dealt round-robin on its first
+     * array.
+     */
+    private static final Cleaner[] CLEANERS = cleaners();
+    private static final AtomicInteger NEXT_CLEANER = new AtomicInteger();
+    private static final ThreadLocal<Cleaner> THREAD_CLEANER = ThreadLocal.withInitial(
+            () -> CLEANERS[NEXT_CLEANER.getAndIncrement() & (CLEANERS.length - 1)]);
+    /** The cleaner of the rare paths (leaked blocks waiting for their scope). */
+    static final Cleaner CLEANER = CLEANERS[0];
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
     /** {@link #liveGeneration} once a close has begun. */
@@ -91,6 +102,24 @@ final class ArrayMemory implements Runnable {
 
     /** A block that goes back once its thread closed the local arena over it. */
     private record Retired(DataMemHandler handler, long address, long byteSize, Arena local, Thread owner) {
+    }
+
+    private static Cleaner[] cleaners() {
+        int n = Integer.highestOneBit(Math.max(1, Math.min(8, Runtime.getRuntime().availableProcessors())));
+        Cleaner[] c = new Cleaner[n];
+        for (int i = 0; i < n; i++) {
+            c[i] = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner-" + i).daemon(true).factory());
+        }
+        return c;
+    }
+
+    /**
+     * The cleaner the calling thread registers its arrays with.
+     *
+     * @return the cleaner
+     */
+    static Cleaner cleaner() {
+        return THREAD_CLEANER.get();
     }
 
     private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {

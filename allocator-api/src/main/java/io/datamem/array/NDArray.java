@@ -124,7 +124,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.shape = shape;
         this.strides = strides;
         this.size = ArrayLayout.elementCount(shape);
-        this.cleanable = owner && memory.handler != null ? ArrayMemory.CLEANER.register(this, memory) : null;
+        this.cleanable = owner && memory.handler != null ? ArrayMemory.cleaner().register(this, memory) : null;
     }
 
     // ---------------------------------------------------------------------------------------------
