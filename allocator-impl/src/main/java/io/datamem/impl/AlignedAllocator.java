@@ -128,18 +128,9 @@ public final class AlignedAllocator implements DataMemAllocator {
         if (length > DataMemAllocator.MAX_BYTE_SIZE - slack) {
             return 0;
         }
-        long r = LinuxMemory.mmap(0, length + slack, LinuxMemory.PROT_READ_WRITE,
-                LinuxMemory.MAP_PRIVATE | LinuxMemory.MAP_ANONYMOUS);
-        if (r < 0) {
-            return r == -LinuxMemory.ENOMEM ? 0 : -1;
-        }
-        long address = Checks.alignUp(r, Math.max(byteAlignment, page));
-        if (address > r) {
-            LinuxMemory.munmap(r, address - r);
-        }
-        long end = r + length + slack;
-        if (end > address + length) {
-            LinuxMemory.munmap(address + length, end - address - length);
+        long address = LinuxMemory.mapAligned(length, byteAlignment, LinuxMemory.PROT_READ_WRITE, 0);
+        if (address < 0) {
+            return address == -LinuxMemory.ENOMEM ? 0 : -1;
         }
         mapped.put(address, length);
         return address;

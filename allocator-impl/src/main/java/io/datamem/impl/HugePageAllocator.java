@@ -631,7 +631,7 @@ public final class HugePageAllocator implements DataMemAllocator {
                 }
             }
             case TRANSPARENT -> {
-                address = mapAligned(length, pageSize, LinuxMemory.PROT_READ_WRITE, 0);
+                address = LinuxMemory.mapAligned(length, pageSize, LinuxMemory.PROT_READ_WRITE, 0);
                 if (address < 0) {
                     return exhaustedOrThrow((int) -address, "mmap", length, kind);
                 }
@@ -666,27 +666,6 @@ public final class HugePageAllocator implements DataMemAllocator {
             }
         }
         return new Mapping(address, byteSize, length, kind, pageSize, kind != pages);
-    }
-
-    /**
-     * Maps {@code length} bytes at an address aligned to {@code alignment} by over-mapping and
-     * trimming. Returns the address or {@code -errno}.
-     */
-    private long mapAligned(long length, long alignment, int prot, int extraFlags) {
-        long reserve = length + alignment - Libc.pageSize();
-        long raw = LinuxMemory.mmap(0, reserve, prot, LinuxMemory.MAP_PRIVATE | LinuxMemory.MAP_ANONYMOUS | extraFlags);
-        if (raw < 0) {
-            return raw;
-        }
-        long aligned = Checks.alignUp(raw, alignment);
-        if (aligned > raw) {
-            unmap(raw, aligned - raw, null);
-        }
-        long tail = raw + reserve - (aligned + length);
-        if (tail > 0) {
-            unmap(aligned + length, tail, null);
-        }
-        return aligned;
     }
 
     private Mapping exhaustedOrThrow(int errno, String operation, long length, PageKind kind) {
@@ -797,7 +776,7 @@ public final class HugePageAllocator implements DataMemAllocator {
             address = LinuxMemory.mremap(m.address(), m.mappedByteSize(), length, LinuxMemory.MREMAP_MAYMOVE, 0);
             return Math.max(address, 0);
         }
-        long target = mapAligned(length, m.pageSize(), LinuxMemory.PROT_NONE, LinuxMemory.MAP_NORESERVE);
+        long target = LinuxMemory.mapAligned(length, m.pageSize(), LinuxMemory.PROT_NONE, LinuxMemory.MAP_NORESERVE);
         if (target < 0) {
             return 0;
         }

@@ -190,7 +190,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
             upstream.free(ptr, byteSize);
             return;
         }
-        release("free(0x" + Long.toHexString(ptr.address()) + ", " + byteSize + ")", byteSize);
+        release(ptr.address(), byteSize);
         try {
             upstream.free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
@@ -205,11 +205,12 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
      * Releases {@code bytes} of the bytes in use, or throws if fewer are in use: the accounting
      * never goes negative, so {@code limitBytes - inUse} never overflows.
      */
-    private void release(String call, long bytes) {
+    private void release(long address, long bytes) {
         long now = inUse.get();
         while (true) {
-            if (bytes > now) {
-                throw new IllegalArgumentException(this + ": " + call + " releases " + bytes + " bytes, but only "
+            if (bytes > now) {   // the message is built only here: free is a hot path
+                throw new IllegalArgumentException(this + ": free(0x" + Long.toHexString(address) + ", " + bytes
+                        + ") releases " + bytes + " bytes, but only "
                         + now + " bytes in use came through this adaptor (expected: the size the block was"
                         + " allocated with)");
             }

@@ -1,5 +1,6 @@
 package io.datamem.impl.internal;
 
+import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 
 import java.lang.foreign.Arena;
@@ -182,6 +183,39 @@ public final class LinuxMemory {
         } catch (Throwable t) {
             throw Libc.rethrow(t);
         }
+    }
+
+    /**
+     * A private anonymous mapping of {@code length} bytes at an address aligned to
+     * {@code alignment}, made by over-mapping {@code alignment - pageSize} bytes and unmapping what
+     * lies before and after the aligned range.
+     *
+     * @param length     bytes to map, a multiple of the page size
+     * @param alignment  a power of two; below the page size the page size is used
+     * @param prot       {@code PROT_*} flags
+     * @param extraFlags flags added to {@code MAP_PRIVATE | MAP_ANONYMOUS}
+     * @return the aligned address, or {@code -errno} (of {@code mmap}, or of a trimming
+     *         {@code munmap}, in which case nothing stays mapped)
+     */
+    public static long mapAligned(long length, long alignment, int prot, int extraFlags) {
+        long page = Libc.pageSize();
+        long align = Math.max(alignment, page);
+        long reserve = length + align - page;
+        long raw = mmap(0, reserve, prot, MAP_PRIVATE | MAP_ANONYMOUS | extraFlags);
+        if (raw < 0) {
+            return raw;
+        }
+        long aligned = Checks.alignUp(raw, align);
+        long tail = raw + reserve - (aligned + length);
+        int r = aligned > raw ? munmap(raw, aligned - raw) : 0;
+        if (r == 0 && tail > 0) {
+            r = munmap(aligned + length, tail);
+        }
+        if (r < 0) {
+            munmap(raw, reserve);
+            return r;
+        }
+        return aligned;
     }
 
     /**
