@@ -7,16 +7,14 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -44,9 +42,6 @@ class ConsumerProjectIT {
 
     private static Path project;
 
-    private record Result(int exit, String out) {
-    }
-
     @BeforeAll
     static void buildTheConsumer(@TempDir Path dir) throws Exception {
         for (String module : List.of("allocator-api", "allocator-impl")) {
@@ -61,7 +56,7 @@ class ConsumerProjectIT {
         project = dir.resolve("consumer");
         copyTree(ROOT.resolve("examples/src/it/consumer"), project);
         // Maven runs on whatever JDK the machine's default is; the toolchain picks JDK 25 to compile.
-        Result build = run(project, ROOT.resolve("mvnw").toString(), "-B", "-ntp",
+        Command build = run(project, ROOT.resolve("mvnw").toString(), "-B", "-ntp",
                 "-Dmaven.repo.local=" + LOCAL_REPO, "-Ddatamem.version=" + VERSION, "package");
         assertEquals(0, build.exit(), build.out());
         assertTrue(build.out().contains("BUILD SUCCESS"), build.out());
@@ -73,7 +68,7 @@ class ConsumerProjectIT {
         String classPath = project.resolve("target/consumer.jar") + File.pathSeparator
                 + project.resolve("target/lib") + File.separator + "*";
         // the guide's class-path line for programs that use NUMA (LWJGL reads fields through Unsafe)
-        Result r = run(project, JDK.resolve("bin/java").toString(), "--enable-native-access=ALL-UNNAMED",
+        Command r = run(project, JDK.resolve("bin/java").toString(), "--enable-native-access=ALL-UNNAMED",
                 "--sun-misc-unsafe-memory-access=allow", "-cp", classPath, "com.example.consumer.Main", "numa:local");
         assertEquals(0, r.exit(), r.out());
         assertTrue(r.out().contains("consumer: sum 4950.0 through aligned64+stats"), r.out());
@@ -83,7 +78,7 @@ class ConsumerProjectIT {
 
     @Test
     void runsOnTheModulePath() throws Exception {
-        Result r = run(project, JDK.resolve("bin/java").toString(),
+        Command r = run(project, JDK.resolve("bin/java").toString(),
                 "--enable-native-access=io.datamem.api,io.datamem.impl", "-p", modulePath(),
                 "-m", "com.example.consumer/com.example.consumer.Main", "numa:local");
         assertEquals(0, r.exit(), r.out());
@@ -93,7 +88,7 @@ class ConsumerProjectIT {
                 "NUMA says which modules to add: " + r.out());
         assertFalse(r.out().contains("WARNING"), r.out());
 
-        Result numa = run(project, JDK.resolve("bin/java").toString(),
+        Command numa = run(project, JDK.resolve("bin/java").toString(),
                 "--enable-native-access=io.datamem.api,io.datamem.impl,org.lwjgl",
                 "--sun-misc-unsafe-memory-access=allow",
                 "--add-modules", "org.lwjgl.hwloc,org.lwjgl.hwloc.natives,org.lwjgl.natives", "-p", modulePath(),
@@ -106,16 +101,16 @@ class ConsumerProjectIT {
     @Test
     void linksIntoAnImageWithoutTheOptionalModules() throws Exception {
         Path image = project.resolve("target/image");
-        Result link = run(project, JDK.resolve("bin/jlink").toString(), "--module-path", modulePath(),
+        Command link = run(project, JDK.resolve("bin/jlink").toString(), "--module-path", modulePath(),
                 "--add-modules", "com.example.consumer", "--strip-debug", "--no-header-files", "--no-man-pages",
                 "--output", image.toString());
         assertEquals(0, link.exit(), link.out());
-        Result modules = run(project, image.resolve("bin/java").toString(), "--list-modules");
+        Command modules = run(project, image.resolve("bin/java").toString(), "--list-modules");
         assertTrue(modules.out().contains("io.datamem.impl") && modules.out().contains("io.datamem.api"),
                 modules.out());
         assertFalse(modules.out().contains("org.lwjgl") || modules.out().contains("jdk.jfr"),
                 "LWJGL and JFR are optional: " + modules.out());
-        Result r = run(project, image.resolve("bin/java").toString(),
+        Command r = run(project, image.resolve("bin/java").toString(),
                 "--enable-native-access=io.datamem.api,io.datamem.impl",
                 "-m", "com.example.consumer/com.example.consumer.Main", "aligned64+jfr");
         assertEquals(0, r.exit(), r.out());
@@ -132,16 +127,8 @@ class ConsumerProjectIT {
         }
     }
 
-    private static Result run(Path dir, String... command) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(command));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
-        pb.environment().remove("DATAMEM_HANDLER");
-        pb.environment().remove("MAVEN_OPTS");
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "finished: " + cmd);
-        return new Result(p.exitValue(), out);
+    private static Command run(Path dir, String... command) throws IOException, InterruptedException {
+        return Command.run(dir, Map.of(), 5, List.of(command));
     }
 
     private static void copyTree(Path from, Path to) throws IOException {

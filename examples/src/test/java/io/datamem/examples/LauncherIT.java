@@ -4,13 +4,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -29,22 +27,13 @@ class LauncherIT {
     private static final Path TARGET = Path.of(System.getProperty("datamem.examples.target"));
     private static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
 
-    private record Result(int exit, String out) {
-    }
-
-    private static Result run(Map<String, String> env, String... command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).directory(ROOT.toFile()).redirectErrorStream(true);
-        pb.environment().remove("DATAMEM_HANDLER");
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(2, TimeUnit.MINUTES), "finished");
-        return new Result(p.exitValue(), out);
+    private static Command run(Map<String, String> env, String... command) throws IOException, InterruptedException {
+        return Command.run(ROOT, env, 2, List.of(command));
     }
 
     @Test
     void launcherRunsTheDemoOnTheClassPath() throws Exception {
-        Result r = run(Map.of(), ROOT.resolve("datamem").toString(), "demo");
+        Command r = run(Map.of(), ROOT.resolve("datamem").toString(), "demo");
         assertEquals(0, r.exit(), r.out());
         assertTrue(r.out().contains("ok: both blocks computed the same result and every byte was freed"), r.out());
         assertTrue(r.out().contains("aligned64+stats") && r.out().contains("default_allocator+stats"), r.out());
@@ -62,23 +51,23 @@ class LauncherIT {
                 "--enable-native-access=io.datamem.api,io.datamem.impl,io.datamem.cuda,io.datamem.sycl,org.lwjgl",
                 "--sun-misc-unsafe-memory-access=allow", "-Ddatamem.handler=aligned:128+stats",
                 "--module-path", modulePath, "-m", "io.datamem.examples/io.datamem.examples.cli.DatamemCli"));
-        Result info = run(Map.of(), concat(cmd, "info"));
+        Command info = run(Map.of(), concat(cmd, "info"));
         assertEquals(0, info.exit(), info.out());
         assertTrue(info.out().contains("default:       aligned:128+stats (from -Ddatamem.handler)"), info.out());
         assertTrue(info.out().contains("aligned64, aligned:N"), "providers found through module-info: " + info.out());
         assertTrue(info.out().contains("NUMA topology of this machine"), "hwloc natives resolved: " + info.out());
         assertFalse(info.out().contains("WARNING"), info.out());
-        Result demo = run(Map.of(), concat(cmd, "demo", "--elements", "10000"));
+        Command demo = run(Map.of(), concat(cmd, "demo", "--elements", "10000"));
         assertEquals(0, demo.exit(), demo.out());
         assertFalse(demo.out().contains("WARNING"), demo.out());
     }
 
     @Test
     void theEnvironmentVariableChoosesTheDefaultAndUnknownNamesListTheAvailableOnes() throws Exception {
-        Result env = run(Map.of("DATAMEM_HANDLER", "aligned64"), ROOT.resolve("datamem").toString(), "info");
+        Command env = run(Map.of("DATAMEM_HANDLER", "aligned64"), ROOT.resolve("datamem").toString(), "info");
         assertEquals(0, env.exit(), env.out());
         assertTrue(env.out().contains("default:       aligned64 (from DATAMEM_HANDLER)"), env.out());
-        Result bad = run(Map.of("DATAMEM_HANDLER", "no_such_allocator"), ROOT.resolve("datamem").toString(), "demo",
+        Command bad = run(Map.of("DATAMEM_HANDLER", "no_such_allocator"), ROOT.resolve("datamem").toString(), "demo",
                 "--elements", "10");
         assertEquals(1, bad.exit(), "a failure at run time, not a usage error: " + bad.out());
         assertTrue(bad.out().contains("DATAMEM_HANDLER='no_such_allocator' cannot be used: unknown handler name"),
@@ -88,11 +77,11 @@ class LauncherIT {
 
     @Test
     void theLauncherPrintsTheVersionAndExits2WithoutASubcommand() throws Exception {
-        Result version = run(Map.of(), ROOT.resolve("datamem").toString(), "--version");
+        Command version = run(Map.of(), ROOT.resolve("datamem").toString(), "--version");
         assertEquals(0, version.exit(), version.out());
         assertTrue(version.out().startsWith("datamem " + System.getProperty("datamem.project.version") + "\nJava "),
                 "the version in the jar: " + version.out());
-        Result none = run(Map.of(), ROOT.resolve("datamem").toString());
+        Command none = run(Map.of(), ROOT.resolve("datamem").toString());
         assertEquals(2, none.exit(), none.out());
         assertTrue(none.out().startsWith("datamem: Missing required subcommand\nUsage: datamem "), none.out());
     }
@@ -102,7 +91,7 @@ class LauncherIT {
         Files.createDirectories(copy.resolve("scripts"));
         Path launcher = Files.copy(ROOT.resolve("datamem"), copy.resolve("datamem"));
         Files.copy(ROOT.resolve("scripts/find-jdk.sh"), copy.resolve("scripts/find-jdk.sh"));
-        Result r = run(Map.of(), "sh", launcher.toString(), "demo");
+        Command r = run(Map.of(), "sh", launcher.toString(), "demo");
         assertEquals(1, r.exit(), r.out());
         assertEquals("datamem: " + copy.resolve("examples/target/datamem-examples.jar")
                 + " is missing; build it first with: ./mvnw -q -DskipTests package\n", r.out());
