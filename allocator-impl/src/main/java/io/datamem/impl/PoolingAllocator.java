@@ -6,6 +6,8 @@ import io.datamem.internal.Checks;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A pool in front of any allocator: blocks of a size class are carved from <em>slabs</em> the
- * upstream allocates, kept in per-thread caches and a shared depot when freed, and handed out again
+ * upstream allocates, owned by per-thread heaps and a shared depot, and handed out again
  * without calling the upstream. It pays most where the upstream is slow: page-aligned, huge-page or
  * pinned memory, where one upstream allocation can take microseconds to milliseconds.
  *
@@ -46,16 +48,33 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link IllegalArgumentException} naming the pool, the address and the sizes, and leave the pool
  * unchanged. Blocks the upstream allocated directly (above {@link Options#maxPooledByteSize()}) are
  * recorded in a table of live blocks too, so a foreign pointer, a double free or a wrong size of
- * one is refused the same way and never reaches the upstream. A block is never handed out twice.
+ * one is refused the same way and never reaches the upstream. A block is never handed out twice
+ * while the pool's records say it is live. One case is found only later: two frees of the same
+ * block made at the same moment from two threads may both pass their checks; the owner then finds
+ * the second when it collects the remote frees, ignores it, logs it and counts it in
+ * {@link Statistics#racingDoubleFrees()}. As in every allocator, a free of a block that has been
+ * freed and handed out again cannot be told from a free of the new block: stack {@code +guard}
+ * to catch those.
  *
  * <h2>Threads</h2>
- * Platform threads get a cache per size class; a block freed by any thread goes to that thread's
- * cache. Virtual threads use the depot directly (a cache per virtual thread would strand memory).
- * {@link #trim()} returns to the upstream every slab whose blocks are all free and in the depot,
- * after flushing the calling thread's cache and the caches of threads that have ended; other
- * threads flush their caches at their next operation. Freed blocks held beyond
- * {@link Options#maxRetainedByteSize()} are returned as soon as whole slabs are free.
- * {@link #close()} trims and refuses further allocations.
+ * The fast path is built as today's fastest allocators build theirs (mimalloc's per-thread heaps
+ * with page-local free lists): each platform thread has a <em>heap</em> that owns slabs, one
+ * current slab per class. A slab keeps its free blocks in a bitmap only its owning thread writes,
+ * so a {@code malloc} and a {@code free} by the owning thread make no atomic read-modify-write and
+ * take no lock. A block freed by another thread is set, atomically, in the slab's <em>remote</em>
+ * bitmap, and the slab is pushed on its owner's remote stack (once, when its remote bitmap stops
+ * being empty); the owner collects those blocks when its current slab runs out. A slab changes
+ * owner only while every one of its blocks is free: an owner gives a slab that became wholly free
+ * to the shared depot (keeping one spare per class), and takes slabs from it, or carves new ones,
+ * when it needs more. Virtual threads share one heap under a lock (a heap per virtual thread would
+ * strand memory) and free like other threads do. The heaps of threads that have ended are
+ * collected by {@link #trim()}, and now and then when the pool grows.
+ *
+ * <p>{@link #trim()} returns to the upstream every slab whose blocks are all free and that sits
+ * in the depot, after giving the calling thread's wholly free slabs (and those of ended threads)
+ * to the depot; other threads give theirs at their next slab change. Free slabs in the depot beyond
+ * {@link Options#maxRetainedByteSize()} are returned at once. {@link #close()} trims and refuses
+ * further allocations.
  *
  * <p>Thread-safe.
  */
@@ -65,8 +84,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     static final int MAX_BLOCKS_PER_SLAB = 64;
     /** Most slabs carved from one upstream allocation. */
     static final int MAX_SLABS_PER_RUN = 1 << 16;
-    private static final long CACHE_BYTES_PER_CLASS = 1 << 20;
-    private static final int MAX_CACHE_BLOCKS = 64;
+    /** How many slab growths pass between two collections of the heaps of ended threads. */
+    private static final int REAP_EVERY_GROWTHS = 16;
+    private static final System.Logger LOG = System.getLogger(PoolingAllocator.class.getName());
 
     /**
      * How a pool is sized.
@@ -140,7 +160,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     /**
-     * A snapshot of the pool's figures. Counts kept by thread caches are exact once the threads
+     * A snapshot of the pool's figures. Counts kept by thread heaps are exact once the threads
      * that used the pool are quiescent.
      *
      * @param allocations            blocks handed out from the pool
@@ -151,12 +171,17 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * @param failures               requests the upstream answered with NULL
      * @param upstreamByteSize       bytes held from the upstream in runs of slabs now
      * @param inUseByteSize          bytes of blocks handed out now (class sizes)
-     * @param retainedByteSize       bytes of free blocks in the depot now
+     * @param retainedByteSize       bytes of free blocks in the slabs the pool holds now (in the
+     *                               threads' heaps and in the depot), blocks freed by other
+     *                               threads and not yet collected included
      * @param trims                  calls to {@link #trim()}
+     * @param racingDoubleFrees      frees from other threads found, when their blocks were collected,
+     *                               to free a block that was already free (two frees of one block
+     *                               racing); each was ignored
      */
     public record Statistics(long allocations, long frees, long slabAllocations, long slabReleases,
                              long passThroughAllocations, long failures, long upstreamByteSize,
-                             long inUseByteSize, long retainedByteSize, long trims) {
+                             long inUseByteSize, long retainedByteSize, long trims, long racingDoubleFrees) {
     }
 
     private final DataMemAllocator upstream;
@@ -170,10 +195,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final long largestClass;
     private final int[] blocksPerSlab;
     private final int[] slabsPerRun;
-    private final int[] cacheCapacity;
+    private final long[] slabByteSizes;
+    private final long[] slabMasks;
     private final Depot[] depots;
-    private final ThreadLocal<Cache> caches = new ThreadLocal<>();
-    private final Set<Cache> allCaches = ConcurrentHashMap.newKeySet();
+    private final ThreadLocal<Heap> heaps = new ThreadLocal<>();
+    private final Set<Heap> allHeaps = ConcurrentHashMap.newKeySet();
+    private final Heap shared;            // virtual threads' heap, used under its own lock
+    private final Heap depotOwner;        // the owner of slabs in the depot: never allocates
     private final Object indexLock = new Object();
     private final Object trimLock = new Object();
     private volatile SlabIndex index = SlabIndex.EMPTY;
@@ -184,17 +212,18 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // name one of them, with its size, before it reaches the upstream.
     private final ConcurrentHashMap<Long, Long> passThroughBlocks = new ConcurrentHashMap<>();
 
-    private final LongAdder directAllocations = new LongAdder();   // virtual threads, no cache
-    private final LongAdder directFrees = new LongAdder();
+    private final LongAdder heaplessFrees = new LongAdder();       // frees by threads without a heap
     private final LongAdder slabAllocations = new LongAdder();
     private final LongAdder slabReleases = new LongAdder();
     private final LongAdder passThrough = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final LongAdder trims = new LongAdder();
+    private final LongAdder racingDoubleFrees = new LongAdder();
     private final AtomicLong upstreamBytes = new AtomicLong();
-    private final AtomicLong retainedBytes = new AtomicLong();
-    private final LongAdder retiredCacheAllocations = new LongAdder();
-    private final LongAdder retiredCacheFrees = new LongAdder();
+    private final AtomicLong depotBytes = new AtomicLong();           // wholly free slabs in the depot
+    private final LongAdder endedHeapAllocations = new LongAdder();
+    private final LongAdder endedHeapFrees = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicInteger growths = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * A pool with the default options.
@@ -229,15 +258,19 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int n = classSizes.length;
         this.blocksPerSlab = new int[n];
         this.slabsPerRun = new int[n];
-        this.cacheCapacity = new int[n];
+        this.slabByteSizes = new long[n];
+        this.slabMasks = new long[n];
         this.depots = new Depot[n];
         for (int c = 0; c < n; c++) {
             long size = classSizes[c];
             blocksPerSlab[c] = Math.clamp(options.slabByteSize() / size, 1, MAX_BLOCKS_PER_SLAB);
             slabsPerRun[c] = Math.clamp(runTarget / (size * blocksPerSlab[c]), 1, MAX_SLABS_PER_RUN);
-            cacheCapacity[c] = Math.clamp(CACHE_BYTES_PER_CLASS / size, 1, MAX_CACHE_BLOCKS);
+            slabByteSizes[c] = size * blocksPerSlab[c];
+            slabMasks[c] = blocksPerSlab[c] == 64 ? -1L : (1L << blocksPerSlab[c]) - 1;
             depots[c] = new Depot();
         }
+        this.shared = new Heap(null, n, 0);
+        this.depotOwner = new Heap(null, n, 0);
     }
 
     /**
@@ -404,90 +437,248 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return p;
     }
 
+    /** A block of class {@code c}, or NULL. */
     private MemorySegment take(int c) {
-        Cache cache = cache();
-        long address;
-        Slab slab;
-        if (cache != null) {
-            if (cache.epoch != flushEpoch) {
-                flush(cache);
-            }
-            int n = cache.count[c];
-            if (n == 0) {
-                n = refill(cache, c);
-                if (n == 0) {
-                    failures.increment();
-                    return MemorySegment.NULL;
+        Heap heap = heaps.get();
+        if (heap == null) {
+            heap = newHeap();
+            if (heap == null) {
+                synchronized (shared) {
+                    return takeFrom(shared, c);
                 }
             }
-            n--;
-            address = cache.addresses[c][n];
-            slab = cache.slabs[c][n];
-            cache.slabs[c][n] = null;
-            cache.count[c] = n;
-            cache.allocations++;
-        } else {
-            Depot d = depots[c];
-            synchronized (d) {
-                if (d.count == 0 && !grow(c)) {
-                    failures.increment();
-                    return MemorySegment.NULL;
-                }
-                int n = --d.count;
-                address = d.addresses[n];
-                slab = d.slabs[n];
-                d.slabs[n] = null;
-                slab.inDepot--;
-            }
-            retainedBytes.addAndGet(-classSizes[c]);
-            directAllocations.increment();
         }
-        slab.markUsed(address);
-        return MemorySegment.ofAddress(address);
+        return takeFrom(heap, c);
     }
 
-    private Cache cache() {
-        Cache cache = caches.get();
-        if (cache == null) {
-            Thread t = Thread.currentThread();
-            if (t.isVirtual()) {
+    /**
+     * The fast path: the lowest free block of the heap's current slab of the class, by plain reads
+     * and a release store of the slab's free bitmap (only the owner writes it). Blocks set in the
+     * remote bitmap too (a free from another thread racing with the owner's own free of the same
+     * block) are left for the collection to sort out.
+     */
+    private MemorySegment takeFrom(Heap heap, int c) {
+        Slab s = heap.current[c];
+        if (s != null) {
+            long f = s.free;
+            long available = f & ~s.remote;
+            if (available != 0) {
+                long bit = available & -available;
+                FREE.setRelease(s, f ^ bit);
+                heap.allocations++;
+                return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
+            }
+        }
+        s = nextSlab(heap, c);
+        if (s == null) {
+            failures.increment();
+            return MemorySegment.NULL;
+        }
+        return takeFrom(heap, c);
+    }
+
+    /** This platform thread's new heap, or null on a virtual thread. */
+    private Heap newHeap() {
+        Thread t = Thread.currentThread();
+        if (t.isVirtual()) {
+            return null;
+        }
+        Heap heap = new Heap(t, classSizes.length, flushEpoch);
+        heaps.set(heap);
+        allHeaps.add(heap);
+        return heap;
+    }
+
+    /**
+     * Makes a slab with a free block the heap's current slab of the class: its current one after
+     * collecting the frees other threads made, else one of its own with free blocks, its spare, one
+     * from the depot, or a new one. Returns null if the upstream has no memory.
+     */
+    private Slab nextSlab(Heap heap, int c) {
+        if (heap.epoch != flushEpoch) {
+            giveBackFreeSlabs(heap, false);
+        }
+        collectRemote(heap);
+        Slab current = heap.current[c];
+        if (current != null && (current.free & ~current.remote) != 0) {
+            return current;
+        }
+        Slab next = heap.available[c];
+        while (next != null && (next.free & ~next.remote) == 0) {
+            next = next.nextAvailable;   // only racing double frees leave such a slab listed
+        }
+        if (next != null) {
+            heap.unlink(next);
+        } else if (heap.spare[c] != null) {
+            next = heap.spare[c];
+            heap.spare[c] = null;
+        } else {
+            next = fromDepot(heap, c);
+            if (next == null) {
                 return null;
             }
-            cache = new Cache(t, classSizes.length, flushEpoch);
-            caches.set(cache);
-            allCaches.add(cache);
+            heap.ownedSlabs++;
         }
-        return cache;
+        heap.current[c] = next;
+        if (current != null) {
+            settle(heap, current);
+        }
+        return next;
     }
 
-    /** Moves a batch from the depot (growing it from the upstream if empty) into a cache. */
-    private int refill(Cache cache, int c) {
-        Depot d = depots[c];
-        int want = Math.max(1, cacheCapacity[c] / 2);
-        long[] addresses = cache.addresses(c, cacheCapacity[c]);
-        Slab[] slabs = cache.slabs[c];
-        int moved;
-        synchronized (d) {
-            if (d.count == 0) {
-                if (!grow(c)) {
-                    return 0;
-                }
-                // A fresh slab goes to this cache whole when it fits: threads then flip the bits of
-                // occupancy words of their own instead of fighting over one slab's cache line.
-                want = Math.max(want, Math.min(blocksPerSlab[c], cacheCapacity[c]));
+    /**
+     * Puts a slab its heap owns, other than a current one, where it belongs: wholly free ones to
+     * the spare or the depot, others with free blocks on the heap's list of them, full ones nowhere
+     * (a free brings them back). Called by the owner.
+     */
+    private void settle(Heap heap, Slab s) {
+        long f = s.free;
+        int c = s.classIndex;
+        if (f == s.mask && s.remote == 0) {
+            heap.unlink(s);
+            if (heap.spare[c] == null && heap.thread != null && !closed
+                    && options.maxRetainedByteSize() >= slabByteSizes[c]) {
+                heap.spare[c] = s;
+            } else {
+                heap.ownedSlabs--;
+                toDepot(s);
             }
-            moved = Math.min(want, d.count);
-            for (int i = 0; i < moved; i++) {
-                int k = --d.count;
-                addresses[i] = d.addresses[k];
-                slabs[i] = d.slabs[k];
-                d.slabs[k] = null;
-                slabs[i].inDepot--;
+        } else if (f != 0 && !s.listed) {
+            heap.link(s);
+        }
+    }
+
+    /**
+     * Collects the blocks other threads freed in the heap's slabs: pops its remote stack, and for
+     * each slab takes its remote bitmap into its free one. A slab its heap no longer owns (given to
+     * the depot after a remote free had read the old owner) is passed on to its owner's stack.
+     * Called by the owner (for ended threads' heaps and the shared heap: under the trim or the
+     * shared lock).
+     */
+    private void collectRemote(Heap heap) {
+        if (heap.remoteHead == null) {
+            return;
+        }
+        Slab s = (Slab) REMOTE_HEAD.getAndSet(heap, (Slab) null);
+        while (s != null) {
+            Slab next = s.nextRemote;
+            s.nextRemote = null;
+            Heap owner = s.owner;
+            if (owner != heap) {
+                push(owner, s);
+            } else {
+                long r = (long) REMOTE.getAndSet(s, 0L);
+                long f = s.free;
+                long racing = r & f;
+                if (racing != 0) {
+                    reportRacingDoubleFrees(s, racing);
+                }
+                FREE.setRelease(s, f | r);
+                if (s != heap.current[s.classIndex] && !isSpare(heap, s)) {
+                    settle(heap, s);
+                }
+            }
+            s = next;
+        }
+    }
+
+    private static boolean isSpare(Heap heap, Slab s) {
+        return heap.spare[s.classIndex] == s;
+    }
+
+    private void reportRacingDoubleFrees(Slab s, long racing) {
+        racingDoubleFrees.add(Long.bitCount(racing));
+        StringBuilder where = new StringBuilder();
+        for (long r = racing; r != 0; r &= r - 1) {
+            where.append(where.isEmpty() ? "" : ", ").append("0x")
+                    .append(Long.toHexString(s.base + Long.numberOfTrailingZeros(r) * s.blockSize));
+        }
+        LOG.log(System.Logger.Level.ERROR, this + ": double free of " + where + " (" + s.blockSize + "-byte class):"
+                + " two frees of the same block raced, from different threads; the second was ignored");
+    }
+
+    /** Pushes a slab whose remote bitmap just stopped being empty on its owner's remote stack. */
+    static void push(Heap owner, Slab s) {
+        Slab head;
+        do {
+            head = owner.remoteHead;
+            s.nextRemote = head;
+        } while (!REMOTE_HEAD.compareAndSet(owner, head, s));
+    }
+
+    /** Hands a wholly free slab to the depot, releasing free slabs beyond the retention cap. */
+    private void toDepot(Slab s) {
+        int c = s.classIndex;
+        Depot d = depots[c];
+        boolean over;
+        synchronized (d) {
+            s.owner = depotOwner;
+            d.push(s);
+        }
+        over = depotBytes.addAndGet(slabByteSizes[c]) > options.maxRetainedByteSize();
+        if (over) {
+            releaseFreeSlabs(c);
+        }
+    }
+
+    /** A wholly free slab of the class from the depot, or a new one; now owned by {@code heap}. */
+    private Slab fromDepot(Heap heap, int c) {
+        collectDepot();
+        Depot d = depots[c];
+        synchronized (d) {
+            Slab s = d.popFree();
+            if (s != null) {
+                depotBytes.addAndGet(-slabByteSizes[c]);
+                s.owner = heap;
+                return s;
             }
         }
-        retainedBytes.addAndGet(-moved * classSizes[c]);
-        cache.count[c] = moved;
-        return moved;
+        if (growths.incrementAndGet() % REAP_EVERY_GROWTHS == 0) {
+            reapEndedThreads();
+            synchronized (d) {
+                Slab s = d.popFree();
+                if (s != null) {
+                    depotBytes.addAndGet(-slabByteSizes[c]);
+                    s.owner = heap;
+                    return s;
+                }
+            }
+        }
+        synchronized (d) {
+            Slab s = grow(c);
+            if (s != null) {
+                s.owner = heap;
+            }
+            return s;
+        }
+    }
+
+    /**
+     * Collects remote frees of slabs in the depot (frees that raced with their slab's move to the
+     * depot): every one is a double free, since a slab goes there only when all its blocks are free.
+     */
+    private void collectDepot() {
+        if (depotOwner.remoteHead == null) {
+            return;
+        }
+        Slab s = (Slab) REMOTE_HEAD.getAndSet(depotOwner, (Slab) null);
+        while (s != null) {
+            Slab next = s.nextRemote;
+            s.nextRemote = null;
+            Depot d = depots[s.classIndex];
+            synchronized (d) {
+                Heap owner = s.owner;
+                if (owner != depotOwner) {
+                    push(owner, s);
+                } else {
+                    long r = (long) REMOTE.getAndSet(s, 0L);
+                    if (r != 0) {
+                        reportRacingDoubleFrees(s, r);
+                    }
+                }
+            }
+            s = next;
+        }
     }
 
     /** The slab an address lies in, or null (for tests). */
@@ -496,13 +687,13 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     /**
-     * Adds a new slab's blocks to the depot, carving it from a run of the class with a free slot,
-     * or from a new run. Caller holds the depot's lock.
+     * Carves a new slab of the class from a run with a free slot, or from a new run, and enters it
+     * in the index; wholly free. Caller holds the depot's lock. Null if the upstream has no memory.
      */
-    private boolean grow(int c) {
+    private Slab grow(int c) {
         long size = classSizes[c];
         int blocks = blocksPerSlab[c];
-        long slabBytes = size * blocks;
+        long slabBytes = slabByteSizes[c];
         Depot d = depots[c];
         Run run = d.partialRuns.isEmpty() ? null : d.partialRuns.getLast();
         if (run == null) {
@@ -513,7 +704,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                 base = upstream.malloc(slabBytes);
             }
             if (base.address() == 0) {
-                return false;
+                return null;
             }
             run = new Run(base.address(), slabBytes, slots);
             upstreamBytes.addAndGet(run.byteSize());
@@ -530,15 +721,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             index = index.with(slab);
         }
         slabAllocations.increment();
-        d.ensure(d.count + blocks);
-        // Highest address first, so that blocks come out of the stack in address order.
-        for (int i = blocks - 1; i >= 0; i--) {
-            d.addresses[d.count] = slab.base + i * size;
-            d.slabs[d.count++] = slab;
-        }
-        slab.inDepot = blocks;
-        retainedBytes.addAndGet(slabBytes);
-        return true;
+        return slab;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -562,15 +745,55 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (address == 0) {
             return;
         }
-        Cache cache = caches.get();
-        Slab slab = find(address, cache);
-        if (slab == null) {
+        Heap heap = heaps.get();
+        Slab s = find(address, heap);
+        if (s == null) {
             freeUnpooled(ptr, byteSize);
             return;
         }
-        int block = check(slab, address, byteSize, "free");
-        slab.markFree(block, address, byteSize);
-        give(cache, slab, address);
+        long bit = 1L << check(s, address, byteSize, "free");
+        if (heap != null && s.owner == heap) {
+            // The owner's free: plain reads, one release store.
+            long f = s.free;
+            if (((f | s.remote) & bit) != 0) {
+                throw doubleFree(address, byteSize);
+            }
+            long after = f | bit;
+            FREE.setRelease(s, after);
+            heap.frees++;
+            if ((f == 0 || after == s.mask) && s != heap.current[s.classIndex] && !isSpare(heap, s)) {
+                settle(heap, s);
+            }
+            return;
+        }
+        freeRemote(heap, s, bit, address, byteSize);
+    }
+
+    /**
+     * A free of a block another heap owns (or by a thread without a heap): set in the slab's remote
+     * bitmap, atomically, and the slab pushed on its owner's stack when that bitmap was empty.
+     */
+    private void freeRemote(Heap heap, Slab s, long bit, long address, long byteSize) {
+        if ((((long) FREE.getAcquire(s)) & bit) != 0) {
+            throw doubleFree(address, byteSize);
+        }
+        long previous = (long) REMOTE.getAndBitwiseOr(s, bit);
+        if ((previous & bit) != 0) {
+            throw doubleFree(address, byteSize);
+        }
+        if (previous == 0) {
+            push(s.owner, s);
+        }
+        if (heap != null) {
+            heap.frees++;
+        } else {
+            heaplessFrees.increment();
+        }
+    }
+
+    private IllegalArgumentException doubleFree(long address, long byteSize) {
+        return new IllegalArgumentException(this + ": free(0x" + Long.toHexString(address) + ", " + byteSize
+                + "): double free, the block is already free (expected: a live block)");
     }
 
     private void freeUnpooled(MemorySegment ptr, long byteSize) {
@@ -603,7 +826,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private int check(Slab slab, long address, long byteSize, String op) {
         int c = classOf(byteSize);
         if (c != slab.classIndex) {
-            throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
+            throw new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
                     + "): the block belongs to the " + slab.blockSize + "-byte class (requests of "
                     + (slab.classIndex == 0 ? 0 : classSizes[slab.classIndex - 1] + 1) + " to " + slab.blockSize
                     + " bytes) (expected: the size it was allocated with)");
@@ -611,7 +834,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int block = slab.index(address);
         long into = address - slab.base - block * slab.blockSize;
         if (into != 0) {
-            throw new IllegalArgumentException("pool: " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
+            throw new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
                     + "): an interior pointer, " + into + " bytes into a block (expected: the block's start)");
         }
         return block;
@@ -622,70 +845,44 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                 + "): the block was allocated with " + allocated + " bytes (expected: that size)");
     }
 
-    private void give(Cache cache, Slab slab, long address) {
-        int c = slab.classIndex;
-        if (cache != null && !closed) {
-            if (cache.epoch != flushEpoch) {
-                flush(cache);
-            }
-            int n = cache.count[c];
-            int capacity = cacheCapacity[c];
-            if (n == capacity) {
-                spill(cache, c, capacity / 2 + (capacity == 1 ? 1 : 0));
-                n = cache.count[c];
-            }
-            cache.addresses(c, capacity)[n] = address;
-            cache.slabs[c][n] = slab;
-            cache.count[c] = n + 1;
-            cache.frees++;
-            return;
-        }
-        Depot d = depots[c];
-        synchronized (d) {
-            d.push(address, slab);
-        }
-        retainedBytes.addAndGet(classSizes[c]);
-        directFrees.increment();
-        releaseIfOverCap(c);
-    }
-
-    /** Moves the oldest {@code n} blocks of a class from a cache to the depot. */
-    private void spill(Cache cache, int c, int n) {
-        Depot d = depots[c];
-        long[] addresses = cache.addresses[c];
-        Slab[] slabs = cache.slabs[c];
-        synchronized (d) {
-            for (int i = 0; i < n; i++) {
-                d.push(addresses[i], slabs[i]);
-            }
-        }
-        int left = cache.count[c] - n;
-        System.arraycopy(addresses, n, addresses, 0, left);
-        System.arraycopy(slabs, n, slabs, 0, left);
-        Arrays.fill(slabs, left, left + n, null);
-        cache.count[c] = left;
-        retainedBytes.addAndGet(n * classSizes[c]);
-        releaseIfOverCap(c);
-    }
-
-    private void flush(Cache cache) {
-        cache.epoch = flushEpoch;
+    /**
+     * Gives every wholly free slab a heap holds (its spares, and current slabs with no block out) to
+     * the depot, after collecting its remote frees. Called by the owner, or under the trim lock for
+     * an ended thread's heap, or under the shared heap's lock.
+     */
+    private void giveBackFreeSlabs(Heap heap, boolean all) {
+        heap.epoch = flushEpoch;
+        collectRemote(heap);
         for (int c = 0; c < classSizes.length; c++) {
-            if (cache.count[c] > 0) {
-                spill(cache, c, cache.count[c]);
+            Slab spare = heap.spare[c];
+            if (spare != null) {
+                heap.spare[c] = null;
+                heap.ownedSlabs--;
+                toDepot(spare);
             }
-        }
-    }
-
-    private void releaseIfOverCap(int c) {
-        if (retainedBytes.get() > options.maxRetainedByteSize()) {
-            releaseFreeSlabs(c);
+            Slab current = heap.current[c];
+            if (current != null && current.free == current.mask && current.remote == 0) {
+                heap.current[c] = null;
+                heap.ownedSlabs--;
+                toDepot(current);
+            }
+            if (all) {
+                for (Slab s = heap.available[c]; s != null; ) {
+                    Slab next = s.nextAvailable;
+                    if (s.free == s.mask && s.remote == 0) {
+                        heap.unlink(s);
+                        heap.ownedSlabs--;
+                        toDepot(s);
+                    }
+                    s = next;
+                }
+            }
         }
     }
 
     /**
-     * Releases every slab of a class whose blocks are all in the depot to its run, and returns to
-     * the upstream every run left with no slab.
+     * Releases every slab of a class in the depot to its run, and returns to the upstream every run
+     * left with no slab.
      */
     private void releaseFreeSlabs(int c) {
         Depot d = depots[c];
@@ -695,14 +892,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             int keep = 0;
             for (int i = 0; i < d.count; i++) {
                 Slab s = d.slabs[i];
-                if (s.inDepot == s.blockCount && s.used == 0) {
-                    if (!s.released) {
-                        s.released = true;
-                        released.add(s);
-                    }
+                if (s.remote == 0 && s.free == s.mask) {
+                    s.released = true;
+                    released.add(s);
                 } else {
-                    d.addresses[keep] = d.addresses[i];
-                    d.slabs[keep++] = s;
+                    d.slabs[keep++] = s;   // a racing double free not yet collected: next time
                 }
             }
             Arrays.fill(d.slabs, keep, d.count, null);
@@ -726,26 +920,24 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                 }
             }
         }
-        for (Slab s : released) {
-            retainedBytes.addAndGet(-s.blockSize * s.blockCount);
-            slabReleases.increment();
-        }
+        depotBytes.addAndGet(-released.size() * slabByteSizes[c]);
+        slabReleases.add(released.size());
         for (Run run : emptied) {
             upstreamBytes.addAndGet(-run.byteSize());
             upstream.free(MemorySegment.ofAddress(run.base), run.byteSize());
         }
     }
 
-    private Slab find(long address, Cache cache) {
-        if (cache != null) {
-            Slab last = cache.lastSlab;
+    private Slab find(long address, Heap heap) {
+        if (heap != null) {
+            Slab last = heap.lastSlab;
             if (last != null && address >= last.base && address < last.end && !last.released) {
                 return last;
             }
         }
         Slab s = index.find(address);
-        if (cache != null && s != null) {
-            cache.lastSlab = s;
+        if (heap != null && s != null) {
+            heap.lastSlab = s;
         }
         return s;
     }
@@ -777,7 +969,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (address == 0) {
             return malloc(newByteSize);
         }
-        Slab slab = find(address, caches.get());
+        Slab slab = find(address, heaps.get());
         if (slab == null) {
             Long allocated = passThroughBlocks.get(address);
             if (allocated == null) {
@@ -799,7 +991,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             return move(ptr, oldByteSize, newByteSize);
         }
         int block = check(slab, address, oldByteSize, "realloc");
-        if (!slab.isUsed(block)) {
+        if (!slab.isLive(block)) {
             throw new IllegalArgumentException("pool: realloc(0x" + Long.toHexString(address) + ", " + oldByteSize
                     + ", " + newByteSize + "): the block is free (expected: a live block)");
         }
@@ -865,32 +1057,50 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     /**
-     * Returns to the upstream every slab whose blocks are all free, after flushing the calling
-     * thread's cache and the caches of threads that have ended. Other threads flush their caches at
-     * their next allocation or free; a later trim then returns what they held.
+     * Returns to the upstream every slab whose blocks are all free, after giving the depot the
+     * wholly free slabs of the calling thread's heap, of the virtual threads' heap and of the heaps
+     * of threads that have ended (with the blocks other threads freed in them). Other live threads
+     * give theirs at their next change of slab; a later trim then returns them.
      */
     public void trim() {
         synchronized (trimLock) {
-            trimNow();
+            trims.increment();
+            flushEpoch++;
+            Heap own = heaps.get();
+            if (own != null) {
+                giveBackFreeSlabs(own, true);
+            }
+            synchronized (shared) {
+                giveBackFreeSlabs(shared, true);
+            }
+            reap();
+            collectDepot();
+            for (int c = 0; c < classSizes.length; c++) {
+                releaseFreeSlabs(c);
+            }
         }
     }
 
-    private void trimNow() {
-        trims.increment();
-        flushEpoch++;
-        Cache own = caches.get();
-        if (own != null) {
-            flush(own);
+    private void reapEndedThreads() {
+        synchronized (trimLock) {
+            reap();
         }
-        for (Cache c : allCaches) {
-            if (!c.owner.isAlive() && allCaches.remove(c)) {   // claim it: flushed exactly once
-                flush(c);
-                retiredCacheAllocations.add(c.allocations);
-                retiredCacheFrees.add(c.frees);
+    }
+
+    /**
+     * Collects the heaps of threads that have ended: their wholly free slabs go to the depot, and a
+     * heap with no slab left is forgotten (its counts kept). Caller holds the trim lock, which makes
+     * it the owner of those heaps.
+     */
+    private void reap() {
+        for (Heap h : allHeaps) {
+            if (!h.thread.isAlive()) {
+                giveBackFreeSlabs(h, true);
+                if (h.ownedSlabs == 0 && allHeaps.remove(h)) {
+                    endedHeapAllocations.add(h.allocations);
+                    endedHeapFrees.add(h.frees);
+                }
             }
-        }
-        for (int c = 0; c < classSizes.length; c++) {
-            releaseFreeSlabs(c);
         }
     }
 
@@ -917,14 +1127,26 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * @return a snapshot
      */
     public Statistics statistics() {
-        long allocations = directAllocations.sum() + retiredCacheAllocations.sum();
-        long frees = directFrees.sum() + retiredCacheFrees.sum();
-        for (Cache c : allCaches) {
-            allocations += c.allocations;
-            frees += c.frees;
+        long allocations = endedHeapAllocations.sum();
+        long frees = endedHeapFrees.sum() + heaplessFrees.sum();
+        for (Heap h : allHeaps) {
+            allocations += h.allocations;
+            frees += h.frees;
+        }
+        synchronized (shared) {
+            allocations += shared.allocations;
+            frees += shared.frees;
+        }
+        long inUse = 0;
+        long retained = 0;
+        for (Slab s : index.slabs) {
+            long free = (((long) FREE.getAcquire(s)) | s.remote) & s.mask;
+            int live = s.blockCount - Long.bitCount(free);
+            inUse += live * s.blockSize;
+            retained += (s.blockCount - live) * s.blockSize;
         }
         return new Statistics(allocations, frees, slabAllocations.sum(), slabReleases.sum(), passThrough.sum(),
-                failures.sum(), upstreamBytes.get(), index.inUseBytes(), retainedBytes.get(), trims.sum());
+                failures.sum(), upstreamBytes.get(), inUse, retained, trims.sum(), racingDoubleFrees.sum());
     }
 
     @Override
@@ -934,31 +1156,48 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     // ---------------------------------------------------------------------------------------------
 
-    /** One upstream allocation carved into blocks of a class. */
-    static final class Slab {
-        private static final java.lang.invoke.VarHandle USED;
+    private static final VarHandle FREE;
+    private static final VarHandle REMOTE;
+    private static final VarHandle REMOTE_HEAD;
 
-        static {
-            try {
-                USED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Slab.class, "used", long.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            FREE = lookup.findVarHandle(Slab.class, "free", long.class);
+            REMOTE = lookup.findVarHandle(Slab.class, "remote", long.class);
+            REMOTE_HEAD = lookup.findVarHandle(Heap.class, "remoteHead", Slab.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
+    }
 
+    /**
+     * Up to 64 blocks of one class, with two bitmaps: {@code free}, the blocks free in its owner's
+     * hands (written only by the owner, with release stores), and {@code remote}, the blocks other
+     * threads freed and the owner has not collected (set atomically). A block is live when it is in
+     * neither. The slab is on its owner's remote stack exactly while {@code remote} is not empty
+     * (from the free that set the first bit until the owner collects).
+     */
+    static final class Slab {
         final long base;
         final long end;
         final long blockSize;
         final int blockCount;
         final int classIndex;
+        final long mask;                            // one bit per block
         // Block index = ((address - base) >>> shift) * reciprocal >>> 32: blockSize is odd * 2^shift,
         // and for quotients below 64 * odd < 2^32 / odd the rounded-up reciprocal of odd is exact.
         private final int shift;
         private final long odd;
         private final long reciprocal;              // 0: divide (an odd part too large to be exact)
-        volatile long used;                         // bit i: block i is handed out (USED)
-        int inDepot;                                // guarded by the class's depot
-        volatile boolean released;                  // written under the class's depot lock
+        long free;                                  // FREE: written by the owner only
+        volatile long remote;                       // REMOTE: set by other threads, cleared by the owner
+        volatile Heap owner;                        // changes only while every block is free
+        volatile boolean released;                  // back in its run: no longer in the index
+        Slab nextRemote;                            // on the owner's remote stack
+        Slab prevAvailable;                         // on the owner's list of slabs with free blocks
+        Slab nextAvailable;
+        boolean listed;
         Run run;                                    // set before the slab is published
         int slot;
 
@@ -968,6 +1207,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             this.blockCount = blockCount;
             this.classIndex = classIndex;
             this.end = base + blockSize * blockCount;
+            this.mask = blockCount == 64 ? -1L : (1L << blockCount) - 1;
+            this.free = mask;
             this.shift = Long.numberOfTrailingZeros(blockSize);
             this.odd = blockSize >>> shift;
             this.reciprocal = odd < (1 << 13) ? ((1L << 32) + odd - 1) / odd : 0;
@@ -979,26 +1220,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             return (int) (reciprocal != 0 ? (x * reciprocal) >>> 32 : x / odd);
         }
 
-        void markUsed(long address) {
-            long bit = 1L << index(address);
-            long previous = (long) USED.getAndBitwiseOr(this, bit);
-            if ((previous & bit) != 0) {
-                throw new IllegalStateException("pool corrupted: block 0x" + Long.toHexString(address)
-                        + " handed out while in use");
-            }
-        }
-
-        void markFree(int block, long address, long byteSize) {
-            long bit = 1L << block;
-            long previous = (long) USED.getAndBitwiseAnd(this, ~bit);
-            if ((previous & bit) == 0) {
-                throw new IllegalArgumentException("pool: free(0x" + Long.toHexString(address) + ", " + byteSize
-                        + "): double free, the block is already free (expected: a live block)");
-            }
-        }
-
-        boolean isUsed(int block) {
-            return (used & (1L << block)) != 0;
+        /** Whether a block is handed out (as far as any thread can tell now). */
+        boolean isLive(int block) {
+            return ((((long) FREE.getAcquire(this)) | remote) & (1L << block)) == 0;
         }
     }
 
@@ -1045,56 +1269,86 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
     }
 
-    /** Free blocks of one class shared by all threads, and its runs with free slots. */
+    /** Wholly free slabs of one class shared by all threads, and its runs with free slots. */
     static final class Depot {
         final List<Run> partialRuns = new ArrayList<>();
-        long[] addresses = new long[16];
         Slab[] slabs = new Slab[16];
         int count;
 
-        void ensure(int capacity) {
-            if (capacity > addresses.length) {
-                int n = Math.max(capacity, addresses.length * 2);
-                addresses = Arrays.copyOf(addresses, n);
-                slabs = Arrays.copyOf(slabs, n);
+        void push(Slab slab) {
+            if (count == slabs.length) {
+                slabs = Arrays.copyOf(slabs, count * 2);
             }
+            slabs[count++] = slab;
         }
 
-        void push(long address, Slab slab) {
-            ensure(count + 1);
-            addresses[count] = address;
-            slabs[count++] = slab;
-            slab.inDepot++;
+        /** The last slab pushed with no uncollected remote free, or null. */
+        Slab popFree() {
+            for (int i = count - 1; i >= 0; i--) {
+                Slab s = slabs[i];
+                if (s.remote == 0) {
+                    System.arraycopy(slabs, i + 1, slabs, i, count - i - 1);
+                    slabs[--count] = null;
+                    return s;
+                }
+            }
+            return null;
         }
     }
 
-    /** A platform thread's free blocks, per class. Touched only by its thread (or after it ended). */
-    static final class Cache {
-        final Thread owner;
-        final long[][] addresses;
-        final Slab[][] slabs;
-        final int[] count;
+    /**
+     * A thread's slabs: one current slab per class (the fast path allocates from it), a list per
+     * class of other slabs with free blocks, one spare wholly free slab per class, and a stack of
+     * slabs in which other threads freed blocks. Full slabs are on no list. Touched only by its
+     * thread, except the remote stack; the heaps of ended threads and the virtual threads' heap are
+     * touched under a lock that stands for the owner.
+     */
+    static final class Heap {
+        final Thread thread;                        // null: the shared heap or the depot's
+        final Slab[] current;
+        final Slab[] available;
+        final Slab[] spare;
+        volatile Slab remoteHead;                   // REMOTE_HEAD
         int epoch;
+        int ownedSlabs;
         Slab lastSlab;
         long allocations;
         long frees;
 
-        Cache(Thread owner, int classes, int epoch) {
-            this.owner = owner;
-            this.addresses = new long[classes][];
-            this.slabs = new Slab[classes][];
-            this.count = new int[classes];
+        Heap(Thread thread, int classes, int epoch) {
+            this.thread = thread;
+            this.current = new Slab[classes];
+            this.available = new Slab[classes];
+            this.spare = new Slab[classes];
             this.epoch = epoch;
         }
 
-        long[] addresses(int c, int capacity) {
-            long[] a = addresses[c];
-            if (a == null) {
-                a = new long[capacity];
-                addresses[c] = a;
-                slabs[c] = new Slab[capacity];
+        void link(Slab s) {
+            int c = s.classIndex;
+            s.prevAvailable = null;
+            s.nextAvailable = available[c];
+            if (available[c] != null) {
+                available[c].prevAvailable = s;
             }
-            return a;
+            available[c] = s;
+            s.listed = true;
+        }
+
+        void unlink(Slab s) {
+            if (!s.listed) {
+                return;
+            }
+            if (s.prevAvailable != null) {
+                s.prevAvailable.nextAvailable = s.nextAvailable;
+            } else {
+                available[s.classIndex] = s.nextAvailable;
+            }
+            if (s.nextAvailable != null) {
+                s.nextAvailable.prevAvailable = s.prevAvailable;
+            }
+            s.prevAvailable = null;
+            s.nextAvailable = null;
+            s.listed = false;
         }
     }
 
@@ -1148,14 +1402,6 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                 }
             }
             return new SlabIndex(Arrays.copyOf(b, n), Arrays.copyOf(s, n));
-        }
-
-        long inUseBytes() {
-            long bytes = 0;
-            for (Slab s : slabs) {
-                bytes += Long.bitCount(s.used) * s.blockSize;
-            }
-            return bytes;
         }
     }
 }
