@@ -86,6 +86,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     static final int MAX_SLABS_PER_RUN = 1 << 16;
     /** How many slab growths pass between two collections of the heaps of ended threads. */
     private static final int REAP_EVERY_GROWTHS = 16;
+    /** The size of the table that finds a thread's heap by its id before the thread-local does. */
+    private static final int HEAP_SLOTS = 64;
     private static final System.Logger LOG = System.getLogger(PoolingAllocator.class.getName());
 
     /**
@@ -199,6 +201,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final long[] slabMasks;
     private final Depot[] depots;
     private final ThreadLocal<Heap> heaps = new ThreadLocal<>();
+    private final Heap[] heapSlots = new Heap[HEAP_SLOTS];
     private final Set<Heap> allHeaps = ConcurrentHashMap.newKeySet();
     private final Heap shared;            // virtual threads' heap, used under its own lock
     private final Heap depotOwner;        // the owner of slabs in the depot: never allocates
@@ -212,7 +215,6 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     // name one of them, with its size, before it reaches the upstream.
     private final ConcurrentHashMap<Long, Long> passThroughBlocks = new ConcurrentHashMap<>();
 
-    private final LongAdder heaplessFrees = new LongAdder();       // frees by threads without a heap
     private final LongAdder slabAllocations = new LongAdder();
     private final LongAdder slabReleases = new LongAdder();
     private final LongAdder passThrough = new LongAdder();
@@ -222,7 +224,6 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final AtomicLong upstreamBytes = new AtomicLong();
     private final AtomicLong depotBytes = new AtomicLong();           // wholly free slabs in the depot
     private final LongAdder endedHeapAllocations = new LongAdder();
-    private final LongAdder endedHeapFrees = new LongAdder();
     private final java.util.concurrent.atomic.AtomicInteger growths = new java.util.concurrent.atomic.AtomicInteger();
 
     /**
@@ -364,7 +365,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             int j = (int) ((byteSize - 1 - (1L << k)) >>> (k - 2)) + 1;      // 1 to 4
             c = smallClasses + 3 + 4 * (k - gridShift - 2) + j;
         }
-        if (c >= classSizes.length || classSizes[c] < byteSize || (c > 0 && classSizes[c - 1] >= byteSize)) {
+        if (classSizes[c] < byteSize) {
             return searchClass(byteSize);   // not expected: the grid and the formula are tested to agree
         }
         return c;
@@ -439,7 +440,29 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /** A block of class {@code c}, or NULL. */
     private MemorySegment take(int c) {
-        Heap heap = heaps.get();
+        Heap heap = heap();
+        if (heap != null) {
+            // The fast path: the lowest free block of the heap's current slab of the class, by plain
+            // reads and a release store of the slab's free bitmap (only the owner writes it). Blocks
+            // set in the remote bitmap too (a free from another thread racing with the owner's own
+            // free of the same block) are left for the collection to sort out.
+            Slab s = heap.current[c];
+            if (s != null) {
+                long f = s.free;
+                long available = f & ~s.remote;
+                if (available != 0) {
+                    long bit = available & -available;
+                    FREE.setRelease(s, f ^ bit);
+                    heap.allocations++;
+                    return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
+                }
+            }
+        }
+        return takeSlow(heap, c);
+    }
+
+    /** A block of class {@code c} after a change of slab, or for a thread without a heap yet. */
+    private MemorySegment takeSlow(Heap heap, int c) {
         if (heap == null) {
             heap = newHeap();
             if (heap == null) {
@@ -451,30 +474,41 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         return takeFrom(heap, c);
     }
 
-    /**
-     * The fast path: the lowest free block of the heap's current slab of the class, by plain reads
-     * and a release store of the slab's free bitmap (only the owner writes it). Blocks set in the
-     * remote bitmap too (a free from another thread racing with the owner's own free of the same
-     * block) are left for the collection to sort out.
-     */
     private MemorySegment takeFrom(Heap heap, int c) {
-        Slab s = heap.current[c];
-        if (s != null) {
-            long f = s.free;
-            long available = f & ~s.remote;
-            if (available != 0) {
-                long bit = available & -available;
-                FREE.setRelease(s, f ^ bit);
-                heap.allocations++;
-                return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
+        while (true) {
+            Slab s = heap.current[c];
+            if (s != null) {
+                long f = s.free;
+                long available = f & ~s.remote;
+                if (available != 0) {
+                    long bit = available & -available;
+                    FREE.setRelease(s, f ^ bit);
+                    heap.allocations++;
+                    return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
+                }
+            }
+            if (nextSlab(heap, c) == null) {
+                failures.increment();
+                return MemorySegment.NULL;
             }
         }
-        s = nextSlab(heap, c);
-        if (s == null) {
-            failures.increment();
-            return MemorySegment.NULL;
+    }
+
+    /**
+     * The calling thread's heap, or null if it has none: first from a small table indexed by the
+     * thread's id (a hit costs three loads and a compare), then from the thread-local.
+     */
+    private Heap heap() {
+        Thread t = Thread.currentThread();
+        Heap h = heapSlots[(int) t.threadId() & (HEAP_SLOTS - 1)];
+        if (h != null && h.thread == t) {
+            return h;
         }
-        return takeFrom(heap, c);
+        h = heaps.get();
+        if (h != null) {
+            heapSlots[(int) t.threadId() & (HEAP_SLOTS - 1)] = h;   // Heap.thread is final: safe to publish so
+        }
+        return h;
     }
 
     /** This platform thread's new heap, or null on a virtual thread. */
@@ -485,6 +519,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         Heap heap = new Heap(t, classSizes.length, flushEpoch);
         heaps.set(heap);
+        heapSlots[(int) t.threadId() & (HEAP_SLOTS - 1)] = heap;
         allHeaps.add(heap);
         return heap;
     }
@@ -714,7 +749,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (run.full()) {
             d.partialRuns.remove(run);
         }
-        Slab slab = new Slab(run.base + slot * slabBytes, size, blocks, c);
+        Slab slab = new Slab(run.base + slot * slabBytes, size, blocks, c, c == 0 ? 0 : classSizes[c - 1] + 1);
         slab.run = run;
         slab.slot = slot;
         synchronized (indexLock) {
@@ -745,22 +780,32 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (address == 0) {
             return;
         }
-        Heap heap = heaps.get();
-        Slab s = find(address, heap);
-        if (s == null) {
-            freeUnpooled(ptr, byteSize);
-            return;
+        Heap heap = heap();
+        Slab s = heap == null ? null : heap.lastSlab;
+        Heap owner;
+        if (s == null || address < s.base || address >= s.end || (owner = s.owner) != heap) {
+            // Not the slab this thread last freed into, or no longer its (a slab of the heap is
+            // never released, so the owner check also rules out a stale one).
+            s = index.find(address);
+            if (s == null) {
+                freeUnpooled(ptr, byteSize);
+                return;
+            }
+            if (heap != null) {
+                heap.lastSlab = s;
+            }
+            owner = s.owner;
         }
         long bit = 1L << check(s, address, byteSize, "free");
-        if (heap != null && s.owner == heap) {
-            // The owner's free: plain reads, one release store.
+        if (owner == heap) {
+            // The owner's free: plain reads, one release store, no counter (frees are counted as
+            // allocations less the blocks live, see statistics()).
             long f = s.free;
             if (((f | s.remote) & bit) != 0) {
                 throw doubleFree(address, byteSize);
             }
             long after = f | bit;
             FREE.setRelease(s, after);
-            heap.frees++;
             if ((f == 0 || after == s.mask) && s != heap.current[s.classIndex] && !isSpare(heap, s)) {
                 settle(heap, s);
             }
@@ -783,11 +828,6 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         if (previous == 0) {
             push(s.owner, s);
-        }
-        if (heap != null) {
-            heap.frees++;
-        } else {
-            heaplessFrees.increment();
         }
     }
 
@@ -824,15 +864,22 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /** Checks a pointer and size against the slab it lies in, and returns its block index. */
     private int check(Slab slab, long address, long byteSize, String op) {
-        int c = classOf(byteSize);
-        if (c != slab.classIndex) {
+        if (byteSize > slab.blockSize || byteSize < slab.smallestSize) {
             throw new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
                     + "): the block belongs to the " + slab.blockSize + "-byte class (requests of "
-                    + (slab.classIndex == 0 ? 0 : classSizes[slab.classIndex - 1] + 1) + " to " + slab.blockSize
+                    + slab.smallestSize + " to " + slab.blockSize
                     + " bytes) (expected: the size it was allocated with)");
         }
-        int block = slab.index(address);
-        long into = address - slab.base - block * slab.blockSize;
+        long offset = address - slab.base;
+        int block;
+        long into;
+        if (slab.odd == 1) {   // a power of two: no multiplication
+            block = (int) (offset >>> slab.shift);
+            into = offset & (slab.blockSize - 1);
+        } else {
+            block = slab.index(address);
+            into = offset - block * slab.blockSize;
+        }
         if (into != 0) {
             throw new IllegalArgumentException(this + ": " + op + "(0x" + Long.toHexString(address) + ", " + byteSize
                     + "): an interior pointer, " + into + " bytes into a block (expected: the block's start)");
@@ -969,7 +1016,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (address == 0) {
             return malloc(newByteSize);
         }
-        Slab slab = find(address, heaps.get());
+        Slab slab = find(address, heap());
         if (slab == null) {
             Long allocated = passThroughBlocks.get(address);
             if (allocated == null) {
@@ -1066,7 +1113,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         synchronized (trimLock) {
             trims.increment();
             flushEpoch++;
-            Heap own = heaps.get();
+            Heap own = heap();
             if (own != null) {
                 giveBackFreeSlabs(own, true);
             }
@@ -1097,8 +1144,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             if (!h.thread.isAlive()) {
                 giveBackFreeSlabs(h, true);
                 if (h.ownedSlabs == 0 && allHeaps.remove(h)) {
+                    int slot = (int) h.thread.threadId() & (HEAP_SLOTS - 1);
+                    if (heapSlots[slot] == h) {
+                        heapSlots[slot] = null;
+                    }
                     endedHeapAllocations.add(h.allocations);
-                    endedHeapFrees.add(h.frees);
                 }
             }
         }
@@ -1128,23 +1178,24 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      */
     public Statistics statistics() {
         long allocations = endedHeapAllocations.sum();
-        long frees = endedHeapFrees.sum() + heaplessFrees.sum();
         for (Heap h : allHeaps) {
             allocations += h.allocations;
-            frees += h.frees;
         }
         synchronized (shared) {
             allocations += shared.allocations;
-            frees += shared.frees;
         }
         long inUse = 0;
         long retained = 0;
+        long liveBlocks = 0;
         for (Slab s : index.slabs) {
             long free = (((long) FREE.getAcquire(s)) | s.remote) & s.mask;
             int live = s.blockCount - Long.bitCount(free);
+            liveBlocks += live;
             inUse += live * s.blockSize;
             retained += (s.blockCount - live) * s.blockSize;
         }
+        // Frees are not counted on the fast path: every block handed out is live or was freed.
+        long frees = allocations - liveBlocks;
         return new Statistics(allocations, frees, slabAllocations.sum(), slabReleases.sum(), passThrough.sum(),
                 failures.sum(), upstreamBytes.get(), inUse, retained, trims.sum(), racingDoubleFrees.sum());
     }
@@ -1185,6 +1236,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         final int blockCount;
         final int classIndex;
         final long mask;                            // one bit per block
+        final long smallestSize;                    // the smallest request of the class
         // Block index = ((address - base) >>> shift) * reciprocal >>> 32: blockSize is odd * 2^shift,
         // and for quotients below 64 * odd < 2^32 / odd the rounded-up reciprocal of odd is exact.
         private final int shift;
@@ -1202,6 +1254,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int slot;
 
         Slab(long base, long blockSize, int blockCount, int classIndex) {
+            this(base, blockSize, blockCount, classIndex, 0);
+        }
+
+        Slab(long base, long blockSize, int blockCount, int classIndex, long smallestSize) {
+            this.smallestSize = smallestSize;
             this.base = base;
             this.blockSize = blockSize;
             this.blockCount = blockCount;
@@ -1313,7 +1370,6 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int ownedSlabs;
         Slab lastSlab;
         long allocations;
-        long frees;
 
         Heap(Thread thread, int classes, int epoch) {
             this.thread = thread;
