@@ -166,7 +166,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * that used the pool are quiescent.
      *
      * @param allocations            blocks handed out from the pool
-     * @param frees                  blocks given back to the pool
+     * @param frees                  blocks given back to the pool: the blocks handed out less those
+     *                               live now (the fast path counts no frees)
      * @param slabAllocations        slabs requested from the upstream
      * @param slabReleases           slabs returned to the upstream
      * @param passThroughAllocations requests sent straight to the upstream (too large to pool)
