@@ -7,25 +7,51 @@ import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Host memory aligned to a power of two from 8 bytes up to the page size and beyond (default 64,
- * a cache line). Alignments up to 16 use {@code malloc}, which already gives 16 on 64-bit glibc;
- * larger ones use {@code aligned_alloc}.
+ * a cache line). Three ways to a block, chosen by the alignment alone:
+ *
+ * <ul>
+ *   <li>up to 16: {@code malloc}, which already gives 16 on 64-bit glibc;</li>
+ *   <li>above 16 and up to {@link #OVER_ALLOCATION_MAX_ALIGNMENT} (256): {@code malloc} of
+ *       {@code byteSize + byteAlignment - 8} bytes, returning the first aligned address in it.
+ *       When that address is not the start of the {@code malloc} block, the 8 bytes just before it
+ *       hold a tagged word with the distance back to the start, which {@code free} and
+ *       {@code realloc} read; a block that happened to be aligned already carries nothing (its
+ *       8 bytes before are the C library's own chunk header, which never looks like the tag). This
+ *       avoids {@code posix_memalign}/{@code aligned_alloc}, several times slower than
+ *       {@code malloc} for small blocks, at the price of up to {@code byteAlignment - 8} bytes per
+ *       block;</li>
+ *   <li>above 256: {@code aligned_alloc}, which wastes nothing on over-allocation (a 16-byte block
+ *       of {@code aligned:4096} or {@code aligned:2097152} does not cost a page or 2 MiB).</li>
+ * </ul>
  *
  * <p>{@code calloc} returns NULL when {@code count * elementByteSize} overflows. It is lazy for large
  * blocks, as libc's is: with an alignment above 16, a block of at least
  * {@link #LAZY_CALLOC_BYTES} bytes is mapped fresh from the kernel ({@code mmap} of anonymous pages,
  * which are zero and committed only when touched; over-mapped and trimmed for alignments above the
- * page size) instead of being written with zeros, and is unmapped by {@code free}. Which blocks are
- * mapped follows from the size passed to {@code free} and {@code realloc} (at least
- * {@link #LAZY_CALLOC_BYTES}) and a table of the mapped addresses, so the sized-free contract (the
- * size the block was allocated with) must hold. Smaller blocks are zeroed in place.
+ * page size) instead of being written with zeros, and is unmapped by {@code free}. Smaller blocks
+ * come from libc's {@code calloc} (over-allocated as above) or are zeroed in place (alignments above
+ * 256).
  *
- * <p>{@code realloc} keeps the alignment: in place when the block's usable size allows it,
- * otherwise by allocating an aligned block, copying and freeing the old one (so a failure leaves the
- * old block untouched). Thread-safe.
+ * <p>Sizes passed to {@code free} and {@code realloc} must be the sizes the blocks were allocated or
+ * last resized with, as {@link DataMemAllocator} requires. This allocator does not trust them to
+ * tell its blocks apart, though: mapped blocks are found in a table of mapped addresses (looked up
+ * for sizes of at least {@link #LAZY_CALLOC_BYTES} and for page-aligned addresses, where every
+ * mapped block lies), over-allocated blocks by their tagged word. A wrong size therefore neither
+ * crashes nor leaks in {@code free}; {@code realloc} keeps {@code min(oldByteSize, newByteSize)}
+ * bytes of the data, so a wrong old size may lose data (never write outside the blocks). Adaptors
+ * above still count the size given: {@code +guard} reports the mismatch.
+ *
+ * <p>{@code realloc} keeps the alignment and the data. Over-allocated blocks use libc's
+ * {@code realloc} (in place when it can) and move the data to the new block's aligned address when
+ * that is at another distance from the block's start; blocks of {@code aligned_alloc} stay in place
+ * when their usable size allows it, else an aligned block is allocated, the data copied and the old
+ * block freed; a mapped block moves to a {@code malloc}ed one unless it still fits its pages. A
+ * failure leaves the old block untouched. Thread-safe.
  */
 public final class AlignedAllocator implements DataMemAllocator {
 
@@ -38,12 +64,27 @@ public final class AlignedAllocator implements DataMemAllocator {
      */
     public static final long LAZY_CALLOC_BYTES = 1L << 20;
 
+    /**
+     * The largest alignment served by over-allocating with {@code malloc} (256 bytes): larger ones use
+     * {@code aligned_alloc}, so that over-allocation never costs more than 248 bytes per block.
+     */
+    public static final long OVER_ALLOCATION_MAX_ALIGNMENT = 256;
+
     private static final long MALLOC_ALIGNMENT = 16;
 
+    // The word before an over-allocated block: TAG in the high 32 bits, the distance back to the
+    // malloc block's start in the low ones. A C library chunk header (a size below 2^57 and flag bits)
+    // never has these high bits.
+    private static final long TAG = 0xDA7A_A119_0000_0000L;
+    private static final long TAG_MASK = 0xFFFF_FFFF_0000_0000L;
+    private static final MemorySegment EVERYWHERE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     private final long byteAlignment;
+    private final boolean overAllocates;
+    private final long pageMask = Libc.pageSize() - 1;
     private final MemoryTraits traits;
     // Blocks mapped by calloc: address -> mapped length. Looked up only for sizes of at least
-    // LAZY_CALLOC_BYTES, so small frees pay nothing.
+    // LAZY_CALLOC_BYTES and page-aligned addresses while it is not empty, so small frees pay nothing.
     private final ConcurrentHashMap<Long, Long> mapped = new ConcurrentHashMap<>();
 
     /**
@@ -67,6 +108,7 @@ public final class AlignedAllocator implements DataMemAllocator {
             throw new IllegalArgumentException("byteAlignment: " + byteAlignment + " (expected: <= 2^40)");
         }
         this.byteAlignment = byteAlignment;
+        this.overAllocates = byteAlignment > MALLOC_ALIGNMENT && byteAlignment <= OVER_ALLOCATION_MAX_ALIGNMENT;
         this.traits = MemoryTraits.host(Math.max(byteAlignment, MALLOC_ALIGNMENT));
     }
 
@@ -79,10 +121,46 @@ public final class AlignedAllocator implements DataMemAllocator {
         return byteAlignment;
     }
 
+    /**
+     * Allocates an aligned block.
+     *
+     * @param byteSize the size of the block
+     * @return the block, aligned to {@link #byteAlignment()}, or {@code NULL} if memory is exhausted
+     * @throws IllegalArgumentException if {@code byteSize} is negative or above {@link #MAX_BYTE_SIZE}
+     */
     @Override
     public MemorySegment malloc(long byteSize) {
         Checks.byteSize("byteSize", byteSize);
+        if (overAllocates) {
+            return place(Libc.malloc(byteSize + byteAlignment - 8));
+        }
         return byteAlignment <= MALLOC_ALIGNMENT ? Libc.malloc(byteSize) : Libc.alignedAlloc(byteAlignment, byteSize);
+    }
+
+    /**
+     * The first aligned address in an over-allocated {@code malloc} block, with the tagged distance
+     * written before it when it is not the block's start; NULL stays NULL.
+     */
+    private MemorySegment place(MemorySegment raw) {
+        long start = raw.address();
+        if (start == 0) {
+            return MemorySegment.NULL;
+        }
+        long address = Checks.alignUp(start, byteAlignment);
+        if (address != start) {
+            // malloc's blocks are at least 8-aligned, so the distance is at least 8: the word fits.
+            EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, address - 8, TAG | (address - start));
+        }
+        return MemorySegment.ofAddress(address);
+    }
+
+    /**
+     * The start of the {@code malloc} block behind an over-allocated block's address (the address
+     * itself when no tagged word precedes it). Package-private for tests.
+     */
+    static long startOf(long address) {
+        long word = EVERYWHERE.get(ValueLayout.JAVA_LONG_UNALIGNED, address - 8);
+        return (word & TAG_MASK) == TAG ? address - (word & ~TAG_MASK) : address;
     }
 
     /**
@@ -110,6 +188,9 @@ public final class AlignedAllocator implements DataMemAllocator {
                 return MemorySegment.ofAddress(address);
             }
         }
+        if (overAllocates) {
+            return place(Libc.calloc(1, size + byteAlignment - 8));
+        }
         MemorySegment p = Libc.alignedAlloc(byteAlignment, size);
         if (p.address() != 0 && size > 0) {
             p.reinterpret(size).fill((byte) 0);
@@ -136,13 +217,21 @@ public final class AlignedAllocator implements DataMemAllocator {
         return address;
     }
 
-    /** The mapped length of a block if calloc mapped it, else -1. */
-    private long mappedLength(MemorySegment ptr, long byteSize) {
-        if (byteSize < LAZY_CALLOC_BYTES || mapped.isEmpty()) {
+    /**
+     * The mapped length of a block if calloc mapped it, else -1. Mapped blocks are page-aligned, so
+     * a small size at an address inside a page needs no look-up, whatever size the caller passed.
+     */
+    private long mappedLength(long address, long byteSize) {
+        if ((byteSize < LAZY_CALLOC_BYTES && (address & pageMask) != 0) || mapped.isEmpty()) {
             return -1;
         }
-        Long length = mapped.get(ptr.address());
+        Long length = mapped.get(address);
         return length == null ? -1 : length;
+    }
+
+    /** How many blocks {@code calloc} has mapped and not yet unmapped. Package-private for tests. */
+    int mappedBlocks() {
+        return mapped.size();
     }
 
     private void unmap(long address, long length) {
@@ -165,10 +254,11 @@ public final class AlignedAllocator implements DataMemAllocator {
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         Checks.byteSize("oldByteSize", oldByteSize);
         Checks.byteSize("newByteSize", newByteSize);
-        if (ptr.address() == 0) {
+        long address = ptr.address();
+        if (address == 0) {
             return malloc(newByteSize);
         }
-        long length = mappedLength(ptr, oldByteSize);
+        long length = mappedLength(address, oldByteSize);
         if (length >= 0) {
             if (newByteSize >= LAZY_CALLOC_BYTES && newByteSize <= length) {
                 return ptr;   // still fits its pages, and free will still find it
@@ -177,15 +267,15 @@ public final class AlignedAllocator implements DataMemAllocator {
             if (moved.address() == 0) {
                 return MemorySegment.NULL;
             }
-            long keep = Math.min(oldByteSize, newByteSize);
-            if (keep > 0) {
-                MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
-            }
-            unmap(ptr.address(), length);
+            copy(address, moved.address(), Math.min(Math.min(oldByteSize, newByteSize), length));
+            unmap(address, length);
             return moved;
         }
         if (byteAlignment <= MALLOC_ALIGNMENT) {
             return Libc.realloc(ptr, Math.max(newByteSize, 1));
+        }
+        if (overAllocates) {
+            return reallocOverAllocated(address, oldByteSize, newByteSize);
         }
         long usable = Libc.mallocUsableSize(ptr);
         if (newByteSize <= usable && newByteSize >= usable / 2) {
@@ -195,16 +285,45 @@ public final class AlignedAllocator implements DataMemAllocator {
         if (moved.address() == 0) {
             return MemorySegment.NULL;
         }
-        long keep = Math.min(oldByteSize, newByteSize);
-        if (keep > 0) {
-            MemorySegment.copy(ptr.reinterpret(keep), 0, moved.reinterpret(keep), 0, keep);
-        }
+        copy(address, moved.address(), Math.min(Math.min(oldByteSize, newByteSize), usable));
         Libc.free(ptr);
         return moved;
     }
 
     /**
-     * Frees a block: unmaps it if {@code calloc} mapped it, else gives it to libc.
+     * libc's realloc of the whole {@code malloc} block, then the data moved to the new block's first
+     * aligned address if that lies at another distance from the start than before. The new block
+     * has {@code newByteSize + byteAlignment - 8} bytes, and both distances are below
+     * {@code byteAlignment - 8}, so the move stays inside it.
+     */
+    private MemorySegment reallocOverAllocated(long address, long oldByteSize, long newByteSize) {
+        long start = startOf(address);
+        MemorySegment raw = Libc.realloc(MemorySegment.ofAddress(start), newByteSize + byteAlignment - 8);
+        long newStart = raw.address();
+        if (newStart == 0) {
+            return MemorySegment.NULL;   // libc left the old block as it was
+        }
+        long newAddress = Checks.alignUp(newStart, byteAlignment);
+        long oldOffset = address - start;
+        if (newAddress - newStart != oldOffset) {
+            copy(newStart + oldOffset, newAddress, Math.min(oldByteSize, newByteSize));   // may overlap
+        }
+        if (newAddress != newStart) {
+            EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, newAddress - 8, TAG | (newAddress - newStart));
+        }
+        return MemorySegment.ofAddress(newAddress);
+    }
+
+    /** Copies bytes between native addresses; overlapping ranges are copied as if through a buffer. */
+    private static void copy(long from, long to, long byteSize) {
+        if (byteSize > 0) {
+            MemorySegment.copy(EVERYWHERE, from, EVERYWHERE, to, byteSize);
+        }
+    }
+
+    /**
+     * Frees a block: unmaps it if {@code calloc} mapped it, else gives its {@code malloc} block to
+     * libc. The size does not decide which (see the class comment).
      *
      * @param ptr      a block of this allocator, or {@code NULL} (a no-op)
      * @param byteSize the size it was allocated with
@@ -213,12 +332,20 @@ public final class AlignedAllocator implements DataMemAllocator {
     @Override
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
-        long length = mappedLength(ptr, byteSize);
-        if (length >= 0) {
-            unmap(ptr.address(), length);
+        long address = ptr.address();
+        if (address == 0) {
             return;
         }
-        Libc.free(ptr);
+        long length = mappedLength(address, byteSize);
+        if (length >= 0) {
+            unmap(address, length);
+            return;
+        }
+        if (overAllocates) {
+            Libc.free(MemorySegment.ofAddress(startOf(address)));
+        } else {
+            Libc.free(ptr);
+        }
     }
 
     @Override

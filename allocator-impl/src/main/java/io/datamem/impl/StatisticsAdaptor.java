@@ -4,6 +4,8 @@ import io.datamem.DataMemAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -26,9 +28,44 @@ import java.util.function.LongConsumer;
  * a successful {@code malloc}, {@code calloc} or {@code realloc} of {@code NULL}; a
  * <em>reallocation</em> is a successful {@code realloc} of an existing block.
  *
- * <p>Thread-safe and lean: counters are {@link LongAdder}s, bytes in use an {@link AtomicLong}
- * (its peak is exact), and nothing is allocated per call. Figures read while other threads
- * allocate are each exact but not a consistent snapshot of one instant.
+ * <p>Thread-safe and lean: the whole-life figures are kept in per-thread <em>cells</em>. A platform
+ * thread gets its own cell on its first call, which only it writes (plain reads, release stores:
+ * no atomic read-modify-write and no shared cache line on the hot path); virtual threads share a
+ * small fixed set of striped cells (chosen by thread id, updated atomically), so any number of
+ * virtual threads costs no more memory than one stripe set per adaptor. A figure is read as the sum
+ * of every cell (acquire loads) plus the folded figures of ended threads: the cell of a platform
+ * thread that has terminated is folded into a retired total (its thread's end happens-before the
+ * fold, so nothing is lost) when later threads register or when figures are read, so threads that
+ * come and go do not accumulate cells. Each figure is exact once the threads whose calls it should
+ * count have finished them (every completed call that happens-before a read is counted in it); figures
+ * read while other threads allocate are each exact for some interleaving but not a consistent
+ * snapshot of one instant. Nothing is allocated per call.
+ *
+ * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
+ * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
+ * synchronises again: it sums every cell's net bytes (as {@link #currentBytes()} does) and raises
+ * the peak to that sum if it is higher. Reading {@link #peakBytes()} or {@link #figures()} also
+ * raises the peak to the bytes in use read then, so the peak is never below a {@code currentBytes}
+ * read before it. A thread's steady loop of allocations and frees that do not exceed its earlier
+ * high level pays no synchronisation. What is guaranteed:
+ * <ul>
+ *   <li><b>One thread: exact.</b> When every call is made by one thread, its cell's net bytes are the
+ *       bytes in use, it synchronises at each new high, and the peak is the true peak.</li>
+ *   <li><b>Never below any single cell's high figure with the others as read then:</b> for each cell
+ *       (a platform thread, or a stripe of virtual threads), every time its net bytes reach a new high
+ *       {@code h}, the peak becomes at least {@code h} plus the other cells' net bytes read right
+ *       after. When no thread frees blocks another thread allocated (no cell goes negative), the
+ *       peak is therefore at least the most bytes any one thread had in use at once.</li>
+ *   <li><b>Never above the sum of per-cell figures each taken during one synchronisation:</b> the
+ *       peak is the largest of the sums it computed, and each sum adds every cell's net bytes at some
+ *       instant while it was being read. When calls on different threads do not overlap in time
+ *       (threads taking turns), each sum is the bytes in use at that moment, so the peak never
+ *       exceeds the true peak; with overlapping calls a sum may combine one cell's figure from
+ *       before a free with another's from after a later allocation, and exceed it.</li>
+ *   <li><b>May be below the true peak under concurrency:</b> a cell coming back up to a level it
+ *       has already synchronised at does not synchronise again, so several threads each returning to
+ *       their earlier highs at the same time are not seen together.</li>
+ * </ul>
  *
  * <p>Scopes form a stack shared by every thread using this adaptor, as RMM's
  * {@code statistics_resource_adaptor} counters: operations are counted in the whole-life figures
@@ -44,9 +81,30 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
     private static final System.Logger LOG = System.getLogger(StatisticsAdaptor.class.getName());
 
+    // A cell: one long[] per thread (or per virtual-thread stripe), padded at both ends so that two
+    // cells never share a cache line.
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final int PAD = 8;
+    private static final int BUCKET0 = PAD;                          // the histogram's buckets
+    private static final int ALLOCATED = BUCKET0 + HISTOGRAM_BUCKETS; // bytes, realloc growth included
+    private static final int FREED = ALLOCATED + 1;                   // bytes, realloc shrinkage included
+    private static final int FREES = FREED + 1;
+    private static final int REALLOCATIONS = FREES + 1;
+    private static final int FAILURES = REALLOCATIONS + 1;
+    private static final int SIZE_TOTAL = FAILURES + 1;              // sum of allocation sizes
+    private static final int SIZE_MAX = SIZE_TOTAL + 1;              // largest allocation size
+    private static final int SYNCED = SIZE_MAX + 1;                  // net bytes at the last peak sync
+    private static final int CELL_LENGTH = SYNCED + 1 + PAD;
+    private static final int STRIPES = Math.max(4, Integer.highestOneBit(
+            Math.max(1, Runtime.getRuntime().availableProcessors()) * 2 - 1) * 2);
+
     private final DataMemAllocator upstream;
-    private final Counters all = new Counters(null);
-    private final LongAdder[] histogram = new LongAdder[HISTOGRAM_BUCKETS];
+    private final ThreadLocal<Cell> own = ThreadLocal.withInitial(this::register);
+    private final AtomicLong peak = new AtomicLong();
+    private final Object cellLock = new Object();
+    private volatile Cells cells = new Cells(new long[CELL_LENGTH], new Cell[0]);
+    private volatile Cell[] stripes;            // created on the first call from a virtual thread
+    private int sweepAt = 16;                   // guarded by cellLock: registrations before the next sweep
     private final Object scopeLock = new Object();
     private volatile Counters top;              // innermost open scope; null when none
     private volatile LongConsumer[] observers;  // null when none
@@ -59,9 +117,6 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      */
     public StatisticsAdaptor(DataMemAllocator upstream) {
         this.upstream = Objects.requireNonNull(upstream, "upstream");
-        for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
-            histogram[i] = new LongAdder();
-        }
     }
 
     @Override
@@ -110,7 +165,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         } else if (ptr.address() == 0) {
             allocated(newByteSize);
         } else {
-            all.reallocated(oldByteSize, newByteSize);
+            reallocated(cell(), oldByteSize, newByteSize);
             Counters s = top;
             if (s != null) {
                 s.reallocated(oldByteSize, newByteSize);
@@ -135,7 +190,9 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     }
 
     private void freed(long byteSize) {
-        all.freed(byteSize);
+        Cell c = cell();
+        c.add(FREES, 1);
+        c.add(FREED, byteSize);
         Counters s = top;
         if (s != null) {
             s.freed(byteSize);
@@ -143,7 +200,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     }
 
     private void failed() {
-        all.failures.increment();
+        cell().add(FAILURES, 1);
         Counters s = top;
         if (s != null) {
             s.failures.increment();
@@ -151,9 +208,17 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     }
 
     private void allocated(long byteSize) {
-        // The whole-life count of allocations is the histogram's total: one atomic update less.
-        all.allocatedBytes(byteSize);
-        histogram[bucketOf(byteSize)].increment();
+        // The whole-life count of allocations is the histogram's total: one update less.
+        Cell c = cell();
+        c.add(BUCKET0 + bucketOf(byteSize), 1);
+        c.add(SIZE_TOTAL, byteSize);
+        if (byteSize > c.get(SIZE_MAX)) {
+            c.max(SIZE_MAX, byteSize);
+        }
+        long net = c.add(ALLOCATED, byteSize) - c.get(FREED);
+        if (net > c.get(SYNCED)) {
+            sync(c, net);
+        }
         Counters s = top;
         if (s != null) {
             s.allocated(byteSize);
@@ -175,6 +240,136 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         }
     }
 
+    private void reallocated(Cell c, long oldByteSize, long newByteSize) {
+        c.add(REALLOCATIONS, 1);
+        long delta = newByteSize - oldByteSize;
+        if (delta >= 0) {
+            long net = c.add(ALLOCATED, delta) - c.get(FREED);
+            if (net > c.get(SYNCED)) {
+                sync(c, net);
+            }
+        } else {
+            c.add(FREED, -delta);
+        }
+    }
+
+    /** The calling thread's cell: its own for a platform thread, a shared stripe for a virtual one. */
+    private Cell cell() {
+        Thread t = Thread.currentThread();
+        if (t.isVirtual()) {
+            Cell[] s = stripes;
+            if (s == null) {
+                s = makeStripes();
+            }
+            long id = t.threadId() * 0x9E3779B97F4A7C15L;
+            return s[(int) (id >>> 32) & (STRIPES - 1)];
+        }
+        return own.get();
+    }
+
+    private Cell[] makeStripes() {
+        synchronized (cellLock) {
+            Cell[] s = stripes;
+            if (s == null) {
+                s = new Cell[STRIPES];
+                for (int i = 0; i < STRIPES; i++) {
+                    s[i] = new Cell(null);
+                }
+                Cells now = cells;
+                Cell[] all = Arrays.copyOf(now.live, now.live.length + STRIPES);
+                System.arraycopy(s, 0, all, now.live.length, STRIPES);
+                cells = new Cells(now.retired, all);
+                stripes = s;
+            }
+            return s;
+        }
+    }
+
+    /** A platform thread's first call: a cell of its own, registered; ended threads' cells swept. */
+    private Cell register() {
+        Cell c = new Cell(Thread.currentThread());
+        synchronized (cellLock) {
+            Cells now = cells;
+            if (now.live.length >= sweepAt) {
+                now = fold(now);
+                sweepAt = Math.max(16, 2 * now.live.length);
+            }
+            Cell[] all = Arrays.copyOf(now.live, now.live.length + 1);
+            all[now.live.length] = c;
+            cells = new Cells(now.retired, all);
+        }
+        return c;
+    }
+
+    /**
+     * Folds the cells of terminated threads into the retired figures; the caller holds cellLock.
+     * A thread's termination happens-before isAlive() returning false, so its cell is final here.
+     */
+    private Cells fold(Cells now) {
+        int dead = 0;
+        for (Cell c : now.live) {
+            if (c.owner != null && !c.owner.isAlive()) {
+                dead++;
+            }
+        }
+        if (dead == 0) {
+            return now;
+        }
+        long[] retired = now.retired.clone();
+        Cell[] live = new Cell[now.live.length - dead];
+        int n = 0;
+        for (Cell c : now.live) {
+            if (c.owner != null && !c.owner.isAlive()) {
+                for (int i = BUCKET0; i < SYNCED; i++) {
+                    retired[i] = i == SIZE_MAX ? Math.max(retired[i], c.v[i]) : retired[i] + c.v[i];
+                }
+            } else {
+                live[n++] = c;
+            }
+        }
+        Cells next = new Cells(retired, live);
+        cells = next;
+        return next;
+    }
+
+    /** The registered cells, with those of ended threads folded in first when there are any. */
+    private Cells cellsForReading() {
+        Cells now = cells;
+        for (Cell c : now.live) {
+            if (c.owner != null && !c.owner.isAlive()) {
+                synchronized (cellLock) {
+                    return fold(cells);
+                }
+            }
+        }
+        return now;
+    }
+
+    /**
+     * How many cells are registered after folding those of ended threads (the virtual-thread stripes
+     * included once made). Package-private for tests.
+     */
+    int cellCount() {
+        return cellsForReading().live().length;
+    }
+
+    /** Raises the peak to the bytes in use now, summed over every cell; records the cell's level. */
+    private void sync(Cell c, long net) {
+        c.set(SYNCED, net);
+        raisePeak(cells.sum(ALLOCATED) - cells.sum(FREED));
+    }
+
+    private long raisePeak(long bytes) {
+        long p = peak.get();
+        while (bytes > p) {
+            if (peak.compareAndSet(p, bytes)) {
+                return bytes;
+            }
+            p = peak.get();
+        }
+        return p;
+    }
+
     // ---------------------------------------------------------------------------------------------
     // Figures
 
@@ -184,16 +379,18 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return bytes in use
      */
     public long currentBytes() {
-        return all.current.get();
+        Cells c = cellsForReading();
+        return c.sum(ALLOCATED) - c.sum(FREED);
     }
 
     /**
-     * The highest {@link #currentBytes()} seen.
+     * The highest bytes in use seen: exact when one thread makes every call, within the bounds the
+     * class comment states otherwise; never below a {@link #currentBytes()} read before it.
      *
      * @return peak bytes
      */
     public long peakBytes() {
-        return all.peak.get();
+        return raisePeak(currentBytes());
     }
 
     /**
@@ -202,7 +399,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return bytes
      */
     public long allocatedBytes() {
-        return all.allocatedBytes.sum();
+        return cellsForReading().sum(ALLOCATED);
     }
 
     /**
@@ -211,7 +408,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return bytes
      */
     public long freedBytes() {
-        return all.freedBytes.sum();
+        return cellsForReading().sum(FREED);
     }
 
     /**
@@ -220,9 +417,10 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long allocations() {
+        Cells c = cellsForReading();
         long n = 0;
-        for (LongAdder bucket : histogram) {
-            n += bucket.sum();
+        for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
+            n += c.sum(BUCKET0 + i);
         }
         return n;
     }
@@ -233,7 +431,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long frees() {
-        return all.frees.sum();
+        return cellsForReading().sum(FREES);
     }
 
     /**
@@ -242,7 +440,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long reallocations() {
-        return all.reallocations.sum();
+        return cellsForReading().sum(REALLOCATIONS);
     }
 
     /**
@@ -251,7 +449,27 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long failures() {
-        return all.failures.sum();
+        return cellsForReading().sum(FAILURES);
+    }
+
+    /**
+     * The sum of the sizes of every allocation (what {@link #allocations()} counts): the
+     * {@link #allocatedBytes()} without realloc growth. With {@link #allocations()} and
+     * {@link #largestAllocationBytes()}, what a size distribution summary publishes.
+     *
+     * @return bytes
+     */
+    public long totalAllocationBytes() {
+        return cellsForReading().sum(SIZE_TOTAL);
+    }
+
+    /**
+     * The size of the largest allocation so far (what {@link #allocations()} counts).
+     *
+     * @return bytes; 0 before the first allocation
+     */
+    public long largestAllocationBytes() {
+        return cellsForReading().max(SIZE_MAX);
     }
 
     /**
@@ -269,7 +487,16 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return the figures since this adaptor was created
      */
     public Figures figures() {
-        return all.figures(allocations());
+        Cells c = cellsForReading();
+        long allocations = 0;
+        for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
+            allocations += c.sum(BUCKET0 + i);
+        }
+        long allocated = c.sum(ALLOCATED);
+        long freed = c.sum(FREED);
+        long current = allocated - freed;
+        return new Figures(current, raisePeak(current), allocated, freed, allocations, c.sum(FREES),
+                c.sum(REALLOCATIONS), c.sum(FAILURES));
     }
 
     /**
@@ -278,9 +505,10 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return a snapshot of the histogram
      */
     public SizeHistogram histogram() {
+        Cells c = cellsForReading();
         long[] counts = new long[HISTOGRAM_BUCKETS];
         for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
-            counts[i] = histogram[i].sum();
+            counts[i] = c.sum(BUCKET0 + i);
         }
         return new SizeHistogram(counts);
     }
@@ -415,9 +643,9 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     /**
      * Calls {@code observer} with the byte size of every allocation from now on (what
      * {@link #allocations()} counts), on the allocating thread, until the returned subscription is
-     * closed. This is how a {@code DistributionSummary} of a metrics binder is fed; with no observer
-     * the cost is one read of a volatile field per allocation. An observer that throws is logged and
-     * otherwise ignored: the allocation stands.
+     * closed; with no observer the cost is one read of a volatile field per allocation. (The
+     * Micrometer binder does not use this: it reads {@link #histogram()} and the size figures when
+     * scraped.) An observer that throws is logged and otherwise ignored: the allocation stands.
      *
      * @param observer a fast, thread-safe consumer of sizes in bytes
      * @return the subscription; closing it removes the observer
@@ -598,7 +826,70 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         }
     }
 
-    /** One set of counters: the whole-life ones, or a scope's. */
+    /**
+     * A thread's figures (owner set: written by that thread alone, with release stores) or a stripe
+     * shared by virtual threads (owner null: atomic updates). Read by others with acquire loads.
+     */
+    private static final class Cell {
+        final long[] v = new long[CELL_LENGTH];
+        final Thread owner;
+
+        Cell(Thread owner) {
+            this.owner = owner;
+        }
+
+        /** Adds to a slot; returns the new value. */
+        long add(int slot, long delta) {
+            if (owner != null) {
+                long next = v[slot] + delta;   // only this thread writes the slot
+                SLOT.setRelease(v, slot, next);
+                return next;
+            }
+            return (long) SLOT.getAndAdd(v, slot, delta) + delta;
+        }
+
+        /** Raises a slot to at least {@code value}. */
+        void max(int slot, long value) {
+            if (owner != null) {
+                SLOT.setRelease(v, slot, value);   // the caller checked value > v[slot]
+                return;
+            }
+            long now = (long) SLOT.getAcquire(v, slot);
+            while (value > now && !SLOT.compareAndSet(v, slot, now, value)) {
+                now = (long) SLOT.getAcquire(v, slot);
+            }
+        }
+
+        long get(int slot) {
+            return owner != null ? v[slot] : (long) SLOT.getAcquire(v, slot);
+        }
+
+        void set(int slot, long value) {
+            SLOT.setRelease(v, slot, value);
+        }
+    }
+
+    /** The registered cells and the folded figures of ended threads: replaced whole, never changed. */
+    private record Cells(long[] retired, Cell[] live) {
+
+        long sum(int slot) {
+            long n = retired[slot];
+            for (Cell c : live) {
+                n += (long) SLOT.getAcquire(c.v, slot);
+            }
+            return n;
+        }
+
+        long max(int slot) {
+            long n = retired[slot];
+            for (Cell c : live) {
+                n = Math.max(n, (long) SLOT.getAcquire(c.v, slot));
+            }
+            return n;
+        }
+    }
+
+    /** One set of counters: a scope's. */
     private static final class Counters {
         final Counters parent;
         final AtomicLong current = new AtomicLong();

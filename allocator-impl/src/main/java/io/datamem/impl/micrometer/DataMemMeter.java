@@ -41,9 +41,22 @@ public enum DataMemMeter {
     /** Counter: requests the allocator answered with NULL (exhaustion, a limit, an injected fault). */
     FAILURES("datamem.allocation.failures", Meter.Type.COUNTER, null,
             "Allocation requests that returned NULL"),
-    /** Distribution summary, bytes: the size of each allocation made while the binder is bound. */
+    /**
+     * Distribution summary, bytes: the sizes of the allocations counted by {@link #ALLOCATIONS}, over
+     * the statistics' whole life: count, total and max (the largest allocation so far; it does not
+     * decay). Read from the adaptor at scrape time, so it is a custom meter of type
+     * {@code DISTRIBUTION_SUMMARY} (registries render it as a summary), not a
+     * {@code DistributionSummary} object.
+     */
     ALLOCATION_SIZE("datamem.allocation.size", Meter.Type.DISTRIBUTION_SUMMARY, "bytes",
-            "The size of each allocation");
+            "The size of each allocation"),
+    /**
+     * Counter, one per power-of-two bucket of the size histogram, published only with
+     * {@link DataMemMetrics.Builder#percentileHistogram(boolean)}: allocations of at most the bytes in
+     * the {@value DataMemMetrics#TAG_LE} tag (cumulative, as Prometheus histogram buckets).
+     */
+    ALLOCATION_SIZE_BUCKETS("datamem.allocation.size.buckets", Meter.Type.COUNTER, null,
+            "Allocations of at most the size in the le tag, in bytes");
 
     private final String meterName;
     private final Meter.Type type;

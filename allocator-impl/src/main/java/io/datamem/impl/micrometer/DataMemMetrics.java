@@ -3,11 +3,12 @@ package io.datamem.impl.micrometer;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.StatisticsAdaptor;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Statistic;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -30,13 +31,14 @@ import java.util.function.ToDoubleFunction;
  * }                                   // removes the meters from every registry it was bound to
  * }</pre>
  *
- * <p>The handler's stack must contain a {@link StatisticsAdaptor} ({@code +stats}). Gauges and
- * counters read its figures when the registry polls them: they cost nothing per allocation. The
- * {@link DataMemMeter#ALLOCATION_SIZE} summary records each allocation made while the binder is
- * bound (an observer on the adaptor: one {@code record} call per allocation); when no binder is
- * bound the adaptor pays one volatile read. Bind a binder to several registries if needed; give
- * handlers unique names within a registry (or add a distinguishing tag), since meters are
- * identified by name and tags. Thread-safe.
+ * <p>The handler's stack must contain a {@link StatisticsAdaptor} ({@code +stats}). Every meter reads
+ * the adaptor's figures when the registry polls it, nothing is recorded per allocation: the
+ * {@link DataMemMeter#ALLOCATION_SIZE} summary is built at scrape time from the adaptor's own
+ * figures (count, total and largest allocation size, over the statistics' whole life), and with
+ * {@link Builder#percentileHistogram(boolean)} the adaptor's power-of-two size histogram is
+ * published as cumulative {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} counters. Bind a binder to
+ * several registries if needed; give handlers unique names within a registry (or add a
+ * distinguishing tag), since meters are identified by name and tags. Thread-safe.
  */
 @SuppressWarnings("exports") // Micrometer is an optional dependency: users of this package require it
 public final class DataMemMetrics implements MeterBinder, AutoCloseable {
@@ -47,6 +49,11 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
     public static final String TAG_VERSION = "handler.version";
     /** The tag holding the handler's memory kind, in lower case. */
     public static final String TAG_MEMORY_KIND = "memory.kind";
+    /**
+     * The tag of {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} holding a bucket's upper bound in bytes,
+     * as Prometheus names histogram bounds.
+     */
+    public static final String TAG_LE = "le";
 
     private final StatisticsAdaptor statistics;
     private final Tags tags;
@@ -54,8 +61,6 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
     private final Object lock = new Object();
     // Guarded by 'lock'.
     private final List<Bound> bound = new ArrayList<>();
-    private StatisticsAdaptor.Subscription subscription;
-    private volatile DistributionSummary[] summaries = new DistributionSummary[0];
     private boolean closed;
 
     private record Bound(MeterRegistry registry, List<Meter> meters) {
@@ -120,8 +125,10 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
         }
 
         /**
-         * Whether the allocation-size summary also publishes a percentile histogram (buckets a
-         * Prometheus server can aggregate). Off by default.
+         * Whether the adaptor's size histogram is also published, as one cumulative
+         * {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} counter per power-of-two bucket (tag
+         * {@value DataMemMetrics#TAG_LE}: allocations of at most that many bytes), buckets a
+         * Prometheus server can aggregate. Off by default.
          *
          * @param enabled whether to publish it
          * @return this builder
@@ -183,28 +190,36 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
             meters.add(counter(registry, DataMemMeter.FREES, StatisticsAdaptor::frees));
             meters.add(counter(registry, DataMemMeter.REALLOCATIONS, StatisticsAdaptor::reallocations));
             meters.add(counter(registry, DataMemMeter.FAILURES, StatisticsAdaptor::failures));
-            DistributionSummary summary = DistributionSummary.builder(DataMemMeter.ALLOCATION_SIZE.meterName())
+            meters.add(Meter.builder(DataMemMeter.ALLOCATION_SIZE.meterName(), Meter.Type.DISTRIBUTION_SUMMARY,
+                            List.of(new Measurement(() -> statistics.allocations(), Statistic.COUNT),
+                                    new Measurement(() -> statistics.totalAllocationBytes(), Statistic.TOTAL),
+                                    new Measurement(() -> statistics.largestAllocationBytes(), Statistic.MAX)))
                     .description(DataMemMeter.ALLOCATION_SIZE.description())
                     .baseUnit(DataMemMeter.ALLOCATION_SIZE.baseUnit())
-                    .publishPercentileHistogram(percentileHistogram)
                     .tags(tags)
-                    .register(registry);
-            meters.add(summary);
-            DistributionSummary[] now = summaries;
-            DistributionSummary[] next = java.util.Arrays.copyOf(now, now.length + 1);
-            next[now.length] = summary;
-            summaries = next;
-            if (subscription == null) {
-                subscription = statistics.observeAllocationSizes(this::record);
+                    .register(registry));
+            if (percentileHistogram) {
+                for (int b = 0; b < StatisticsAdaptor.HISTOGRAM_BUCKETS; b++) {
+                    int bucket = b;
+                    meters.add(FunctionCounter.builder(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName(), statistics,
+                                    s -> cumulativeCount(s, bucket))
+                            .description(DataMemMeter.ALLOCATION_SIZE_BUCKETS.description())
+                            .tags(tags)
+                            .tag(TAG_LE, Long.toString(StatisticsAdaptor.SizeHistogram.upperBound(bucket)))
+                            .register(registry));
+                }
             }
             bound.add(new Bound(registry, meters));
         }
     }
 
-    private void record(long byteSize) {
-        for (DistributionSummary s : summaries) {
-            s.record(byteSize);
+    private static double cumulativeCount(StatisticsAdaptor s, int bucket) {
+        long[] counts = s.histogram().counts();
+        long n = 0;
+        for (int i = 0; i <= bucket; i++) {
+            n += counts[i];
         }
+        return n;
     }
 
     private Meter gauge(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<StatisticsAdaptor> f) {
@@ -235,11 +250,6 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
                 return;
             }
             closed = true;
-            if (subscription != null) {
-                subscription.close();
-                subscription = null;
-            }
-            summaries = new DistributionSummary[0];
             for (Bound b : bound) {
                 b.meters().forEach(b.registry()::remove);
             }

@@ -3,10 +3,12 @@ package io.datamem.impl.micrometer;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.StatisticsAdaptor;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Statistic;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -37,15 +39,23 @@ class DataMemMetricsTest {
         return switch (meter(m)) {
             case Gauge g -> g.value();
             case FunctionCounter c -> c.count();
-            case DistributionSummary s -> s.count();
-            default -> throw new AssertionError(m);
+            default -> statistic(meter(m), Statistic.COUNT);
         };
+    }
+
+    private static double statistic(Meter meter, Statistic statistic) {
+        for (Measurement x : meter.measure()) {
+            if (x.getStatistic() == statistic) {
+                return x.getValue();
+            }
+        }
+        throw new AssertionError(meter.getId() + " has no " + statistic);
     }
 
     @Test
     void everyMeterIsPublishedWithItsTypeUnitAndTags() {
         MemorySegment before = stats.malloc(100); // counted by the counters, not by the summary
-        try (DataMemMetrics metrics = DataMemMetrics.of(handler)) {
+        try (DataMemMetrics metrics = DataMemMetrics.builder(handler).percentileHistogram(true).build()) {
             metrics.bindTo(registry);
             MemorySegment a = stats.malloc(1000);
             MemorySegment b = stats.calloc(10, 300);
@@ -57,8 +67,12 @@ class DataMemMetricsTest {
                 assertEquals(m.type(), meter.getId().getType(), m.name());
                 assertEquals(m.baseUnit(), meter.getId().getBaseUnit(), m.name());
                 assertEquals(m.description(), meter.getId().getDescription(), m.name());
-                assertEquals(Set.of(Tag.of("handler", "aligned64+stats"), Tag.of("handler.version", "1"),
-                        Tag.of("memory.kind", "host")), Set.copyOf(meter.getId().getTags()), m.name());
+                Set<Tag> expected = new java.util.HashSet<>(Set.of(Tag.of("handler", "aligned64+stats"),
+                        Tag.of("handler.version", "1"), Tag.of("memory.kind", "host")));
+                if (m == DataMemMeter.ALLOCATION_SIZE_BUCKETS) {
+                    expected.add(Tag.of(DataMemMetrics.TAG_LE, meter.getId().getTag(DataMemMetrics.TAG_LE)));
+                }
+                assertEquals(expected, Set.copyOf(meter.getId().getTags()), m.name());
             }
             assertEquals(4100, value(DataMemMeter.MEMORY_USED));
             assertEquals(7100, value(DataMemMeter.MEMORY_PEAK));
@@ -69,15 +83,65 @@ class DataMemMetricsTest {
             assertEquals(1, value(DataMemMeter.FREES));
             assertEquals(1, value(DataMemMeter.REALLOCATIONS));
             assertEquals(1, value(DataMemMeter.FAILURES));
-            DistributionSummary sizes = (DistributionSummary) meter(DataMemMeter.ALLOCATION_SIZE);
-            assertEquals(2, sizes.count(), "allocations made while bound");
-            assertEquals(4000, sizes.totalAmount());
-            assertEquals(3000, sizes.max());
+            Meter sizes = meter(DataMemMeter.ALLOCATION_SIZE);
+            assertEquals(3, statistic(sizes, Statistic.COUNT), "every allocation, before binding too");
+            assertEquals(4100, statistic(sizes, Statistic.TOTAL));
+            assertEquals(3000, statistic(sizes, Statistic.MAX));
+            assertEquals(1, bucket(registry, 127), "100 bytes");
+            assertEquals(2, bucket(registry, 1023), "and 1000");
+            assertEquals(3, bucket(registry, 4095), "and 3000 (realloc growth is not an allocation)");
             stats.free(c, 4000);
             assertEquals(100, value(DataMemMeter.MEMORY_USED), "gauges read the statistics when polled");
         }
         assertEquals(List.of(), registry.getMeters(), "closing the binder removes its meters");
         stats.free(before, 100);
+    }
+
+    private static double bucket(MeterRegistry registry, long le) {
+        return registry.get(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName())
+                .tag(DataMemMetrics.TAG_LE, Long.toString(le)).functionCounter().count();
+    }
+
+    @Test
+    void sizesAreReadFromTheAdaptorsHistogramWhenScrapedNotRecordedPerAllocation() throws Exception {
+        DataMemHandler h = DataMem.createHandler("default_allocator+stats");
+        StatisticsAdaptor s = (StatisticsAdaptor) h.allocator();
+        try (DataMemMetrics metrics = DataMemMetrics.builder(h).percentileHistogram(true).build()) {
+            metrics.bindTo(registry);
+            long[] sizes = {0, 1, 100, 127, 128, 4096, 70_000};
+            Thread[] threads = new Thread[4];
+            for (int t = 0; t < threads.length; t++) {
+                Runnable work = () -> {
+                    for (int round = 0; round < 100; round++) {
+                        for (long size : sizes) {
+                            s.free(s.malloc(size), size);
+                        }
+                    }
+                };
+                threads[t] = t % 2 == 0 ? Thread.ofPlatform().start(work) : Thread.ofVirtual().start(work);
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            Meter summary = registry.get("datamem.allocation.size").tag("handler", "default_allocator+stats").meter();
+            assertEquals(Meter.Type.DISTRIBUTION_SUMMARY, summary.getId().getType());
+            assertEquals(2800, statistic(summary, Statistic.COUNT));
+            assertEquals(400 * (1 + 100 + 127 + 128 + 4096 + 70_000), statistic(summary, Statistic.TOTAL));
+            assertEquals(70_000, statistic(summary, Statistic.MAX));
+            assertEquals(400, bucket(registry, 0), "zero-byte allocations");
+            assertEquals(800, bucket(registry, 1));
+            assertEquals(1600, bucket(registry, 127));
+            assertEquals(2000, bucket(registry, 255));
+            assertEquals(2400, bucket(registry, 8191));
+            assertEquals(2800, bucket(registry, 131071));
+            assertEquals(2800, bucket(registry, io.datamem.DataMemAllocator.MAX_BYTE_SIZE));
+            assertEquals(StatisticsAdaptor.HISTOGRAM_BUCKETS,
+                    registry.find(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName()).functionCounters().size());
+            // Nothing was recorded per allocation: the figures are the adaptor's, read now.
+            assertEquals(s.histogram().total(), (long) statistic(summary, Statistic.COUNT));
+            s.free(s.malloc(5), 5);
+            assertEquals(2801, statistic(summary, Statistic.COUNT), "the next read sees the next allocation");
+        }
     }
 
     @Test
@@ -97,8 +161,10 @@ class DataMemMetricsTest {
         metrics.bindTo(registry);
         metrics.bindTo(other);
         MemorySegment p = stats.malloc(64);
-        assertEquals(1, other.get("datamem.allocation.size").tag("app", "test").summary().count());
-        assertEquals(1, registry.get("datamem.allocation.size").summary().count());
+        double count = stats.allocations();
+        assertEquals(count, statistic(other.get("datamem.allocation.size").tag("app", "test").meter(), Statistic.COUNT));
+        assertEquals(count, statistic(registry.get("datamem.allocation.size").meter(), Statistic.COUNT));
+        assertEquals(count, bucket(other, 127));
         stats.free(p, 64);
         metrics.close();
         metrics.close();
