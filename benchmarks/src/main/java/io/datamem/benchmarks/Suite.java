@@ -291,10 +291,29 @@ public final class Suite {
         }
         stage.params().forEach(o::param);
         System.out.println("# datamem suite: stage " + stage.name() + " (" + p.name() + " profile)");
-        try {
-            new Runner(o.build()).run();
-        } catch (NoBenchmarksException e) {
-            System.out.println("# datamem suite: stage " + stage.name() + ": nothing matches " + include);
+        for (int waited = 0; ; waited += 5) {
+            try {
+                new Runner(o.build()).run();
+                return;
+            } catch (NoBenchmarksException e) {
+                System.out.println("# datamem suite: stage " + stage.name() + ": nothing matches " + include);
+                return;
+            } catch (RunnerException e) {
+                // Another JMH run on this machine (JMH allows one at a time): wait for it, up to 15 minutes.
+                if (e.getMessage() == null || !e.getMessage().contains("JMH lock") || waited >= 900) {
+                    throw e;
+                }
+                if (waited == 0) {
+                    System.out.println("# datamem suite: stage " + stage.name() + ": another JMH run holds the lock;"
+                            + " waiting for it");
+                }
+                try {
+                    Thread.sleep(5000);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
     }
 
