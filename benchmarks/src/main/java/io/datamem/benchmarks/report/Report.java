@@ -607,7 +607,12 @@ public final class Report {
         return couldFlip(checks, met) ? "**undecided** (the target lies within the error)" : verdict(met);
     }
 
-    /** The error of a / b from the errors of a and b. */
+    /** The error of a / b from the errors of a and b; NaN if either has none. */
+    static double knownRatioError(double a, double ea, double b, double eb) {
+        return Double.isFinite(ea) && Double.isFinite(eb) ? ratioError(a, ea, b, eb) : Double.NaN;
+    }
+
+    /** The error of a / b from the errors of a and b (a missing error counts as 0). */
     static double ratioError(double a, double ea, double b, double eb) {
         return Math.abs(a / b) * Math.hypot(nz(ea) / a, nz(eb) / b);
     }
@@ -630,7 +635,7 @@ public final class Report {
             if (!Double.isFinite(r)) {
                 continue;
             }
-            double e = ratioError(allocScore(DEFAULT, s, 1), allocError(DEFAULT, s, 1), allocScore(C, s, 1),
+            double e = knownRatioError(allocScore(DEFAULT, s, 1), allocError(DEFAULT, s, 1), allocScore(C, s, 1),
                     allocError(C, s, 1));
             checks.add(new Check(r <= DEFAULT_VS_C, !(Math.abs(r - DEFAULT_VS_C) >= e)));
             forks = Math.min(forks, Math.min(alloc(DEFAULT, s, 1).orElseThrow().forks(),
@@ -645,7 +650,7 @@ public final class Report {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
         boolean met = worst <= DEFAULT_VS_C;
-        double worstError = ratioError(allocScore(DEFAULT, worstSize, 1), allocError(DEFAULT, worstSize, 1),
+        double worstError = knownRatioError(allocScore(DEFAULT, worstSize, 1), allocError(DEFAULT, worstSize, 1),
                 allocScore(C, worstSize, 1), allocError(C, worstSize, 1));
         String why = "";
         if (!met) {
@@ -688,10 +693,10 @@ public final class Report {
         double es = scoped.map(Result::error).orElse(Double.NaN);
         List<Check> checks = new ArrayList<>();
         if (unbound.isPresent()) {
-            checks.add(new Check(u < CURRENT_NS, Math.abs(u - CURRENT_NS) < eu));
+            checks.add(new Check(u < CURRENT_NS, !(Math.abs(u - CURRENT_NS) >= eu)));
         }
         if (scoped.isPresent()) {
-            checks.add(new Check(s < CURRENT_NS, Math.abs(s - CURRENT_NS) < es));
+            checks.add(new Check(s < CURRENT_NS, !(Math.abs(s - CURRENT_NS) >= es)));
         }
         String why = "";
         if (!met) {
