@@ -38,7 +38,7 @@ public class AllocFreePeers {
     public static final int C_LOOP = 1000;
 
     /** The block size in bytes. */
-    @Param({"64", "4096", "65536", "1048576", "16777216"})
+    @Param({"16", "64", "256", "4096", "65536", "1048576", "16777216"})
     public long byteSize;
 
     private int intSize;

@@ -33,7 +33,7 @@ public class NDArrayWritten {
     public String handler;
 
     /** The block size in bytes. */
-    @Param({"64", "4096", "65536", "1048576", "16777216"})
+    @Param({"16", "64", "256", "4096", "65536", "1048576", "16777216"})
     public long byteSize;
 
     private DataMemHandler previous;

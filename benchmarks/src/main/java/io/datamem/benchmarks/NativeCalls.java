@@ -130,12 +130,15 @@ public final class NativeCalls {
 
         private static final MethodHandle MALLOC_FREE_LOOP;
         private static final MethodHandle NOTHING;
+        private static final MethodHandle TRACE;
 
         static {
             Path library = library();
             SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
             MALLOC_FREE_LOOP = LINKER.downcallHandle(find(lookup, "dm_bench_malloc_free"),
                     FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(false));
+            TRACE = LINKER.downcallHandle(find(lookup, "dm_bench_trace"), FunctionDescriptor.of(JAVA_LONG, ADDRESS,
+                    ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_INT), Linker.Option.critical(false));
             NOTHING = LINKER.downcallHandle(find(lookup, "dm_bench_nothing"),
                     FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(false));
         }
@@ -168,6 +171,26 @@ public final class NativeCalls {
         public static long mallocFreeLoop(long byteSize, long iterations) {
             try {
                 return (long) MALLOC_FREE_LOOP.invokeExact(byteSize, iterations);
+            } catch (Throwable t) {
+                throw sneaky(t);
+            }
+        }
+
+        /**
+         * Replays a trace with glibc, in C ({@code dm_bench_trace}; see {@link Trace#replay}).
+         *
+         * @param sizes  int64 sizes, window + steps of them
+         * @param slots  int32 slots, steps of them
+         * @param window live blocks
+         * @param steps  steps
+         * @param live   scratch room for window pointers
+         * @param touch  0, 1 or 2, as {@link Trace#replay} takes it
+         * @return the allocations that failed
+         */
+        public static long trace(MemorySegment sizes, MemorySegment slots, long window, long steps, MemorySegment live,
+                                 int touch) {
+            try {
+                return (long) TRACE.invokeExact(sizes, slots, window, steps, live, touch);
             } catch (Throwable t) {
                 throw sneaky(t);
             }

@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -30,20 +31,21 @@ import java.util.regex.Pattern;
  * needs and calls it.
  *
  * <pre>
- * Suite [--full | --smoke] [--include REGEX] [--threads N] [--python CMD] [--results DIR] [--docs DIR]
+ * Suite [--full | --smoke] [--include REGEX] [--threads N,M] [--python CMD] [--results DIR] [--docs DIR]
  *       [--report-only] [--command TEXT] [--started EPOCH_SECONDS]
  * </pre>
  *
  * <ul>
  *   <li>{@code --full}: the full profile (more sizes, iterations and forks) instead of the quick
- *       one, which fits in 15 minutes on 2 cores;</li>
+ *       one, which fits in about 25 minutes on 2 cores;</li>
  *   <li>{@code --smoke}: one short iteration of everything, one fork: checks that the suite runs and
- *       the page renders; its figures mean nothing and its array goals stay undecided;</li>
+ *       the page renders; its figures mean nothing and its goals stay undecided;</li>
  *   <li>{@code --include REGEX}: only benchmarks whose name matches (for investigating one; the page
  *       then goes to {@code benchmarks/target/report} unless {@code --docs} says otherwise, as it does
  *       for {@code --smoke});</li>
- *   <li>{@code --threads N}: the thread count of the multi-threaded allocation runs (default: the cores);
- *       the array lifecycle runs on 1 and 2 threads whenever N is above 1;</li>
+ *   <li>{@code --threads N,M}: the thread counts of the multi-threaded allocation runs (default: 2 and 4,
+ *       whatever the cores: more threads than cores is measured and said so on the page); the array
+ *       lifecycle runs on 1 and 2 threads whenever one of them is above 1;</li>
  *   <li>{@code --python CMD}: the Python that times NumPy's array lifecycle (default {@code python3});</li>
  *   <li>{@code --report-only}: regenerate the page from the results already in {@code --results}.</li>
  * </ul>
@@ -68,27 +70,46 @@ public final class Suite {
      * @param threadedSizes   block sizes of the multi-threaded allocation runs
      * @param gibs            block sizes of the huge page runs, in GiB
      * @param singleShots     measured iterations of the single-shot (first touch) runs
-     * @param arrayForks      JVMs per benchmark of the array runs, whose goals need at least
-     *                        {@link Report#VERDICT_FORKS}
-     * @param arrayIterations measured iterations per fork of the array runs
+     * @param verdictForks    JVMs per benchmark of the runs that goals are decided from (allocation,
+     *                        trace, statistics, arrays), which need at least {@link Report#VERDICT_FORKS}
+     * @param verdictIterations measured iterations per fork of those runs
      * @param numpyRepeats    timeit repeats of NumPy's lifecycle, per length
      * @param numpySeconds    each repeat's length
+     * @param rssRepeats      JVMs per allocator measuring the trace's peak resident memory
+     * @param cRepeats        repeats of each timing of the C allocators' program
+     * @param cMillis         each of those repeats' length
      */
     record Profile(String name, int forks, int warmups, int warmupMillis, int iterations, int iterationMillis,
-                   String[] sizes, String[] threadedSizes, String[] gibs, int singleShots, int arrayForks,
-                   int arrayIterations, int numpyRepeats, double numpySeconds) {
+                   String[] sizes, String[] threadedSizes, String[] gibs, int singleShots, int verdictForks,
+                   int verdictIterations, int numpyRepeats, double numpySeconds, int rssRepeats, int cRepeats,
+                   double cMillis) {
     }
 
-    static final String[] ALL_SIZES = {"64", "4096", "65536", "1048576", "16777216"};
+    static final String[] ALL_SIZES = {"16", "64", "256", "4096", "65536", "1048576", "16777216"};
 
-    static final Profile QUICK = new Profile("quick", 1, 2, 300, 5, 300, ALL_SIZES,
-            new String[] {"64", "65536"}, new String[] {"1", "4"}, 3, Report.VERDICT_FORKS, 3, 51, 0.05);
+    static final Profile QUICK = new Profile("quick", 1, 2, 200, 4, 200, ALL_SIZES,
+            new String[] {"64", "4096", "65536"}, new String[] {"1", "4"}, 3, Report.VERDICT_FORKS, 3, 51, 0.05, 5,
+            21, 20);
 
     static final Profile FULL = new Profile("full", 2, 3, 1000, 5, 1000, ALL_SIZES, ALL_SIZES,
-            new String[] {"1", "2", "4", "8"}, 5, Report.VERDICT_FORKS, 5, 101, 0.2);
+            new String[] {"1", "2", "4", "8"}, 5, Report.VERDICT_FORKS, 5, 101, 0.2, 9, 51, 50);
 
-    static final Profile SMOKE = new Profile("smoke", 1, 1, 100, 1, 100, new String[] {"64"},
-            new String[] {"64"}, new String[] {"1"}, 1, 1, 1, 11, 0.01);
+    static final Profile SMOKE = new Profile("smoke", 1, 1, 100, 1, 100, ALL_SIZES,
+            new String[] {"64"}, new String[] {"1"}, 1, 1, 1, 11, 0.01, 1, 3, 5);
+
+    /** The stage that measures the trace's peak resident memory in JVMs of its own. */
+    static final String RSS_STAGE = "trace-rss";
+
+    /** The stage that runs the C allocators' program. */
+    static final String C_STAGE = "c-peers";
+
+    /** The allocation benchmarks the goals are decided from (run with the profile's verdict forks). */
+    static final String ALLOC_GOALS = PACKAGE + "(AllocFreePeers\\.(cMallocFree|ffmMallocFree|arenaConfined"
+            + "|nettyPooled|nettyAdaptive|jnaMallocFree)|AllocFreeDataMem\\.allocator)$";
+
+    /** The other allocation benchmarks (one fork in the quick profile). */
+    static final String ALLOC_OTHERS = PACKAGE + "(AllocFreePeers\\.(arenaShared|byteBufferDirect)"
+            + "|AllocFreeDataMem\\.ndarray|NDArrayWritten\\.\\w+)$";
 
     /** The name of the stage that times NumPy instead of running JMH. */
     static final String NUMPY_STAGE = "numpy";
@@ -115,24 +136,32 @@ public final class Suite {
         }
     }
 
-    static List<Stage> stages(Profile p, int threads) {
-        String alloc = PACKAGE + "(AllocFreePeers|AllocFreeDataMem|NDArrayWritten)\\.";
+    static List<Stage> stages(Profile p, List<Integer> threads) {
         List<Stage> stages = new ArrayList<>();
-        stages.add(new Stage("alloc-1t", alloc, 1, Map.of("byteSize", p.sizes()), false));
-        if (threads > 1) {
-            stages.add(new Stage("alloc-" + threads + "t", alloc, threads, Map.of("byteSize", p.threadedSizes()),
-                    false));
+        int vf = p.verdictForks();
+        int vi = p.verdictIterations();
+        stages.add(new Stage("alloc-1t", ALLOC_GOALS, 1, Map.of("byteSize", p.sizes()), false, vf, vi));
+        stages.add(new Stage("alloc-others-1t", ALLOC_OTHERS, 1, Map.of("byteSize", p.sizes()), false));
+        for (int t : threads) {
+            if (t > 1) {
+                stages.add(new Stage("alloc-" + t + "t", ALLOC_GOALS, t, Map.of("byteSize", p.threadedSizes()), false,
+                        vf, vi));
+                stages.add(new Stage("alloc-others-" + t + "t", ALLOC_OTHERS, t,
+                        Map.of("byteSize", p.threadedSizes()), false));
+            }
         }
+        stages.add(new Stage("trace", PACKAGE + "TraceReplay\\.", 1, Map.of(), false, vf, vi));
+        stages.add(new Stage(RSS_STAGE, "", 1, Map.of(), false));
+        stages.add(new Stage(C_STAGE, "", 1, Map.of(), false));
         String lifecycle = PACKAGE + "NDArrayLifecycle\\.";
-        stages.add(new Stage("arrays-1t", lifecycle, 1, Map.of(), false, p.arrayForks(), p.arrayIterations()));
+        stages.add(new Stage("arrays-1t", lifecycle, 1, Map.of(), false, vf, vi));
         stages.add(new Stage(NUMPY_STAGE, "", 1, Map.of(), false));
-        if (threads > 1) {
-            stages.add(new Stage("arrays-2t", lifecycle, 2, Map.of(), false, p.arrayForks(), p.arrayIterations()));
+        if (threads.stream().anyMatch(t -> t > 1)) {
+            stages.add(new Stage("arrays-2t", lifecycle, 2, Map.of(), false, vf, vi));
         }
-        stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, p.arrayForks(),
-                p.arrayIterations()));
+        stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("current", PACKAGE + "CurrentHandler\\.", 1, Map.of(), false));
-        stages.add(new Stage("statistics", PACKAGE + "StatisticsOverhead\\.", 1, Map.of(), false));
+        stages.add(new Stage("statistics", PACKAGE + "StatisticsOverhead\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("streaming", PACKAGE + "Streaming\\.", 1, Map.of(), false));
         stages.add(new Stage("first-touch", PACKAGE + "FirstTouch\\.", 1, Map.of("gib", p.gibs()), true));
         stages.add(new Stage("random-access", PACKAGE + "RandomAccess\\.", 1, Map.of("gib", p.gibs()), false));
@@ -148,7 +177,7 @@ public final class Suite {
     public static void main(String[] args) throws Exception {
         Profile profile = QUICK;
         String include = null;
-        int threads = Runtime.getRuntime().availableProcessors();
+        List<Integer> threads = List.of(2, 4);
         Path results = Path.of("benchmarks/target/jmh");
         Path docs = null;
         String python = "python3";
@@ -162,14 +191,15 @@ public final class Suite {
                 case "--smoke" -> profile = SMOKE;
                 case "--python" -> python = value(args, ++i);
                 case "--include" -> include = value(args, ++i);
-                case "--threads" -> threads = Integer.parseInt(value(args, ++i));
+                case "--threads" -> threads = Arrays.stream(value(args, ++i).split(",")).map(String::strip)
+                        .map(Integer::valueOf).toList();
                 case "--results" -> results = Path.of(value(args, ++i));
                 case "--docs" -> docs = Path.of(value(args, ++i));
                 case "--report-only" -> reportOnly = true;
                 case "--command" -> command = value(args, ++i);
                 case "--started" -> started = Instant.ofEpochSecond(Long.parseLong(value(args, ++i)));
                 default -> throw new IllegalArgumentException("unknown argument: " + args[i] + " (expected: --full,"
-                        + " --smoke, --include REGEX, --threads N, --python CMD, --results DIR, --docs DIR,"
+                        + " --smoke, --include REGEX, --threads N,M, --python CMD, --results DIR, --docs DIR,"
                         + " --report-only, --command TEXT, --started EPOCH_SECONDS)");
             }
         }
@@ -188,6 +218,10 @@ public final class Suite {
             for (Stage stage : stages) {
                 if (stage.name().equals(NUMPY_STAGE)) {
                     runNumPy(profile, include, python, results, notes);
+                } else if (stage.name().equals(RSS_STAGE)) {
+                    runRss(profile, include, results, notes);
+                } else if (stage.name().equals(C_STAGE)) {
+                    runCPeers(profile, include, results, notes);
                 } else {
                     runStage(profile, stage, include, results, notes);
                 }
@@ -199,7 +233,7 @@ public final class Suite {
             run.setProperty("finished", Long.toString(Instant.now().getEpochSecond()));
             run.setProperty("loadBefore", loadBefore);
             run.setProperty("loadAfter", loadAverage());
-            run.setProperty("threads", Integer.toString(threads));
+            run.setProperty("threads", Integer.toString(threads.stream().mapToInt(Integer::intValue).max().orElse(1)));
             try (var w = Files.newBufferedWriter(runFile, StandardCharsets.UTF_8)) {
                 run.store(w, "datamem benchmark run");
             }
@@ -238,15 +272,14 @@ public final class Suite {
             throws RunnerException {
         String regex = include == null ? stage.include() : "^(?=.*(?:" + include + ")).*(?:" + stage.include() + ")";
         Pattern.compile(regex); // fail early on a bad --include
-        String library = System.getProperty(NativeCalls.LIBRARY_PROPERTY, "benchmarks/target/native/libdmbench.so");
+        List<String> jvmArgs = new ArrayList<>(jvmArgs(notes));
+        jvmArgs.addAll(List.of("-Xms1g", "-Xmx1g"));
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(regex)
                 .forks(stage.forks() > 0 ? stage.forks() : p.forks())
                 .threads(stage.threads())
                 .shouldFailOnError(false)
-                .jvmArgs("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xms1g",
-                        "-Xmx1g", "-D" + NativeCalls.LIBRARY_PROPERTY + "=" + Path.of(library).toAbsolutePath(),
-                        "-D" + Notes.PROPERTY + "=" + notes.toAbsolutePath())
+                .jvmArgs(jvmArgs.toArray(String[]::new))
                 .resultFormat(ResultFormatType.JSON)
                 .result(results.resolve(stage.name() + ".json").toString());
         if (stage.single()) {
@@ -258,11 +291,80 @@ public final class Suite {
         }
         stage.params().forEach(o::param);
         System.out.println("# datamem suite: stage " + stage.name() + " (" + p.name() + " profile)");
-        try {
-            new Runner(o.build()).run();
-        } catch (NoBenchmarksException e) {
-            System.out.println("# datamem suite: stage " + stage.name() + ": nothing matches " + include);
+        for (int waited = 0; ; waited += 5) {
+            try {
+                new Runner(o.build()).run();
+                return;
+            } catch (NoBenchmarksException e) {
+                System.out.println("# datamem suite: stage " + stage.name() + ": nothing matches " + include);
+                return;
+            } catch (RunnerException e) {
+                // Another JMH run on this machine (JMH allows one at a time): wait for it, up to 15 minutes.
+                if (e.getMessage() == null || !e.getMessage().contains("JMH lock") || waited >= 900) {
+                    throw e;
+                }
+                if (waited == 0) {
+                    System.out.println("# datamem suite: stage " + stage.name() + ": another JMH run holds the lock;"
+                            + " waiting for it");
+                }
+                try {
+                    Thread.sleep(5000);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
+    }
+
+    private static Path library() {
+        return Path.of(System.getProperty(NativeCalls.LIBRARY_PROPERTY, "benchmarks/target/native/libdmbench.so"))
+                .toAbsolutePath();
+    }
+
+    /** The JVM arguments of every benchmark JVM but its heap size. */
+    private static List<String> jvmArgs(Path notes) {
+        return List.of("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+                "-D" + NativeCalls.LIBRARY_PROPERTY + "=" + library(), "-D" + Notes.PROPERTY + "="
+                        + notes.toAbsolutePath());
+    }
+
+    /** Whether {@code --include} leaves a stage of programs of its own in: it must match one of the names. */
+    private static boolean included(String include, String... names) {
+        if (include == null) {
+            return true;
+        }
+        Pattern in = Pattern.compile(include);
+        return Arrays.stream(names).anyMatch(n -> in.matcher(n).find());
+    }
+
+    /** Measures the trace's peak resident memory per allocator, in JVMs of its own. */
+    private static void runRss(Profile p, String include, Path results, Path notes)
+            throws IOException, InterruptedException {
+        if (!included(include, TraceRss.BENCHMARK)) {
+            return;
+        }
+        System.out.println("# datamem suite: stage " + RSS_STAGE + " (" + p.name() + " profile): " + p.rssRepeats()
+                + " JVMs per allocator");
+        List<String> allocators = TraceHeaps.NAMES.stream().filter(a -> !a.equals("jna") && !a.equals("ffm"))
+                .toList();
+        TraceRss.run(allocators, p.rssRepeats(), jvmArgs(notes), results.resolve(RSS_STAGE + ".json"), notes);
+    }
+
+    /** Runs the C allocators' program plainly and under each LD_PRELOAD. */
+    private static void runCPeers(Profile p, String include, Path results, Path notes)
+            throws IOException, InterruptedException {
+        if (!included(include, "io.datamem.benchmarks.CPeers.pair", "io.datamem.benchmarks.CPeers.trace",
+                "io.datamem.benchmarks.CPeers.rss")) {
+            return;
+        }
+        Path program = library().resolveSibling("dmbench-pairs");
+        Path trace = results.resolve("trace.bin");
+        Trace.standard().write(trace);
+        System.out.println("# datamem suite: stage " + C_STAGE + " (" + p.name() + " profile): " + program + ", "
+                + p.cRepeats() + " repeats of " + p.cMillis() + " ms per case");
+        CPeers.run(program, trace, p.cRepeats(), p.cMillis(), List.of(p.sizes()), results.resolve(C_STAGE + ".json"),
+                notes);
     }
 
     /**

@@ -35,19 +35,43 @@ class ReportTest {
     /** Results of a whole run; {@code figures} overrides ns/op by row label (all sizes) or key. */
     static List<Result> run(Map<String, Double> figures) {
         List<Result> rs = new ArrayList<>();
-        for (int threads : new int[] {1, 2}) {
+        int forks = figures.getOrDefault("forks", 3.0).intValue();
+        for (int threads : new int[] {1, 2, 4}) {
             for (long size : Report.SIZES) {
                 for (Report.Row row : Report.ROWS) {
-                    double v = figures.getOrDefault(row.label() + "@" + size,
-                            figures.getOrDefault(row.label(), row.javaPeer() ? 100.0 : 10.0));
+                    if (threads > 1 && Report.C_ROWS.contains(row)) {
+                        continue;   // the C allocators' own process runs one thread
+                    }
+                    String t = threads == 1 ? "" : "@" + threads + "t";
+                    double v = figures.getOrDefault(row.label() + "@" + size + t, figures.getOrDefault(
+                            row.label() + t, figures.getOrDefault(row.label(), row.javaPeer() ? 100.0 : 10.0)));
                     Map<String, String> p = new HashMap<>();
                     p.put("byteSize", Long.toString(size));
                     if (row.handler() != null) {
-                        p.put("handler", row.handler());
+                        p.put(row.paramName(), row.handler());
                     }
-                    rs.add(new Result(row.benchmark(), p, threads, "avgt", v, v / 20, "ns/op", JDK));
+                    rs.add(new Result(row.benchmark(), p, threads, "avgt", v, v / 20, "ns/op", JDK,
+                            Report.C_ROWS.contains(row) ? 1 : forks, Map.of()));
                 }
             }
+        }
+        for (String a : List.of("c", "default_allocator", "aligned64", "pool(aligned64)", "ffm", "jna", "nettyPooled",
+                "nettyAdaptive", "arenaConfined")) {
+            double v = figures.getOrDefault("trace-" + a, a.equals("pool(aligned64)") ? 30.0 : 50.0);
+            rs.add(new Result("TraceReplay.replay", Map.of("allocator", a), 1, "avgt", v, v / 20, "ns/op", JDK, forks,
+                    Map.of()));
+            if (!a.equals("ffm") && !a.equals("jna")) {
+                double m = figures.getOrDefault("rss-" + a, a.equals("pool(aligned64)") ? 22.0 * (1 << 20)
+                        : 20.0 * (1 << 20));
+                rs.add(new Result("TraceRss.peak", Map.of("allocator", a), 1, "ss", m,
+                        figures.getOrDefault("rss-error", m / 100), "B", JDK, figures.getOrDefault("rss-forks", 5.0)
+                        .intValue(), Map.of()));
+            }
+        }
+        for (String a : List.of("glibc", "mimalloc", "jemalloc", "tcmalloc")) {
+            rs.add(new Result("CPeers.trace", Map.of("allocator", a), 1, "avgt", 20.0, 1.0, "ns/op", "C", 1, Map.of()));
+            rs.add(new Result("CPeers.rss", Map.of("allocator", a), 1, "ss", 24.0 * (1 << 20), Double.NaN, "B", "C", 1,
+                    Map.of()));
         }
         for (String b : List.of("current", "threadLocal", "currentLoop", "currentScopedLoop", "threadLocalLoop")) {
             double v = figures.getOrDefault(b, 1.0);
@@ -55,9 +79,9 @@ class ReportTest {
         }
         for (String h : List.of("pool(aligned64)", "default_allocator")) {
             for (String o : List.of("plain", "stats", "micrometer")) {
-                double v = figures.getOrDefault(o, o.equals("plain") ? 20.0 : o.equals("stats") ? 25.0 : 60.0);
+                double v = figures.getOrDefault(o, o.equals("plain") ? 20.0 : o.equals("stats") ? 25.0 : 35.0);
                 rs.add(new Result("StatisticsOverhead.pair", Map.of("handler", h, "observer", o, "byteSize", "64"), 1,
-                        "avgt", v, 0.5, "ns/op", JDK));
+                        "avgt", v, 0.5, "ns/op", JDK, forks, Map.of()));
             }
         }
         for (int gib : new int[] {1, 4}) {
@@ -69,7 +93,6 @@ class ReportTest {
                         gib * (pages.equals("thp") ? 150.0 : 400.0), 10, "ms/op", JDK));
             }
         }
-        int forks = figures.getOrDefault("forks", 3.0).intValue();
         for (int threads : new int[] {1, 2}) {
             for (String h : Report.ARRAY_HANDLERS) {
                 for (long n : Report.ARRAY_ELEMENTS) {
@@ -134,9 +157,10 @@ class ReportTest {
                 + " took 12 min 34 s"), md);
         assertTrue(md.contains("| processor | Test CPU (virtual machine) |"));
         assertFalse(md.contains("busy with other work"), "a quiet machine gets no warning");
-        for (String goal : List.of("`default_allocator` within", "`pool(aligned64)` faster", "`DataMem.current()`",
-                "`+stats` adds", "transparent huge pages ≥", "written-array lifecycle on", "written-array lifecycle ≤",
-                "element access", "on 2 threads")) {
+        for (String goal : List.of("mixed-size trace: peak RSS", "`default_allocator` within",
+                "`pool(aligned64)` faster", "`pool(aligned64)` per-pair cost on 2 and 4 threads", "`aligned64` ≤",
+                "`+stats` adds", "the Micrometer binder adds", "`DataMem.current()`", "transparent huge pages ≥",
+                "written-array lifecycle on", "written-array lifecycle ≤", "element access", "on 2 threads")) {
             assertTrue(goalRow(md, goal).contains("**met**"), goalRow(md, goal));
         }
         assertFalse(md.contains("Why goals were missed"));
@@ -159,8 +183,23 @@ class ReportTest {
         assertTrue(md.contains("Generated by `benchmarks/run` (quick profile) on 2026-11-22 01:00 UTC; the command"
                 + " took 12 min 34 s (build included), " + run(Map.of()).size() + " results, run on " + JDK), md);
         assertFalse(md.contains("_No chart"), md);
-        assertEquals(List.of("alloc-free-1t.png", "alloc-free-2t.png", "current-handler.png", "statistics.png",
-                "first-touch.png", "random-access.png", "streaming.png", "array-lifecycle.png"), page.charts());
+        assertEquals(List.of("alloc-free-1t.png", "alloc-free-2t.png", "alloc-free-4t.png", "trace.png",
+                "current-handler.png", "statistics.png", "first-touch.png", "random-access.png", "streaming.png",
+                "array-lifecycle.png"), page.charts());
+        assertTrue(md.contains("## Allocate + free, 2 threads"), md);
+        assertTrue(md.contains("## Allocate + free, 4 threads"), md);
+        assertTrue(md.contains("**4 threads on 2 cores: oversubscribed.**"), md);
+        assertFalse(md.contains("**2 threads on 2 cores"), md);
+        assertTrue(md.contains("| 16 B | 64 B | 256 B | 4 KiB | 64 KiB | 1 MiB | 16 MiB |"), "seven sizes");
+        assertTrue(md.contains("| C, own process: tcmalloc (LD_PRELOAD) | 10.0 ± 0.50 |"), md);
+        assertTrue(md.contains("**Headline: `pool(aligned64)` 30.0 ± 1.50 ns per allocation, glibc in C 50.0 ± 2.50"
+                + " ns: 0.60× ± 0.04 glibc's time.**"), md);
+        assertTrue(md.contains("| datamem: pool(aligned64) | 30.0 ± 1.50 | 0.60× | 1.00× |"), md);
+        assertTrue(md.contains("| C, own process: mimalloc (LD_PRELOAD) | 20.0 ± 1.00 | 0.40× | 0.67× |"), md);
+        assertTrue(md.contains("| datamem: pool(aligned64) | 22.0 MiB ± 0.22 MiB | 1.10× |"), md);
+        assertTrue(md.contains("| C, own process: jemalloc (LD_PRELOAD) | 24.0 MiB | 1.20× |"), md);
+        assertTrue(goalRow(md, "mixed-size trace: peak RSS").contains("22.0 MiB against 20.0 MiB: 1.10× ± 0.02"),
+                goalRow(md, "mixed-size trace: peak RSS"));
         for (String chart : page.charts()) {
             Path png = dir.resolve("performance").resolve(chart);
             assertTrue(md.contains("](performance/" + chart + ")"), chart + " is embedded");
@@ -186,7 +225,11 @@ class ReportTest {
         assertTrue(md.contains("The FFM calls alone exceed the goal"), md);
         assertTrue(md.contains("datamem's own share is 2.00 ns per pair"), md);
         assertTrue(goalRow(md, "`pool(aligned64)` faster").contains("**missed**"));
-        assertTrue(md.contains("slower than Netty pooled direct at 64 B (25.0 ns against 30.0 ns)"), md);
+        assertTrue(md.contains("not faster than Netty pooled direct at 64 B (30.0 ns against 25.0 ns)"), md);
+        assertTrue(md.contains("not faster than C: glibc malloc + free at 16 B (30.0 ns against 10.0 ns), 64 B"), md);
+        assertFalse(md.contains("not faster than C: glibc malloc + free at 16 B (30.0 ns against 10.0 ns), 64 B (30.0"
+                + " ns against 10.0 ns), 256 B (30.0 ns against 10.0 ns), 4 KiB (30.0 ns against 10.0 ns), 64 KiB (30.0"
+                + " ns against 10.0 ns), 1 MiB"), "C is a goal only up to 64 KiB");
         assertTrue(goalRow(md, "`DataMem.current()`").contains("**missed**"));
         assertTrue(md.contains("3.00 ns in a loop where `ThreadLocal.get()` takes 1.50 ns"), md);
         assertTrue(goalRow(md, "`+stats` adds").contains("**missed**"));
@@ -279,9 +322,83 @@ class ReportTest {
     void aGoalWithinTheErrorSaysSo() {
         List<Result> rs = new ArrayList<>(run(Map.of("stats", 30.0)));
         rs.replaceAll(r -> r.benchmark().equals("StatisticsOverhead.pair") && r.param("observer").equals("stats")
-                ? new Result(r.benchmark(), r.params(), 1, "avgt", 29.0, 5.0, "ns/op", JDK) : r);
+                ? new Result(r.benchmark(), r.params(), 1, "avgt", 29.0, 5.0, "ns/op", JDK, 3, Map.of()) : r);
         String md = render(rs, "0.1, 0.1, 0.1", List.of()).markdown();
-        assertTrue(goalRow(md, "`+stats` adds").contains("**met** (within the error)"), goalRow(md, "`+stats` adds"));
+        assertTrue(goalRow(md, "`+stats` adds").endsWith("| **undecided** (the target lies within the error) |"),
+                goalRow(md, "`+stats` adds"));
+    }
+
+    static final List<String> ALLOCATOR_GOALS = List.of("`default_allocator` within", "`pool(aligned64)` faster",
+            "`pool(aligned64)` per-pair cost on 2 and 4 threads", "`aligned64` ≤", "`+stats` adds",
+            "the Micrometer binder adds");
+
+    @Test
+    void allocatorGoalsNeedThreeForks() {
+        String md = render(run(Map.of("forks", 1.0, "rss-forks", 1.0)), "0.1, 0.1, 0.1", List.of()).markdown();
+        for (String goal : ALLOCATOR_GOALS) {
+            assertTrue(goalRow(md, goal).endsWith("| **undecided** (1 fork; a verdict needs at least 3) |"),
+                    goalRow(md, goal));
+        }
+        assertTrue(goalRow(md, "mixed-size trace: peak RSS").endsWith("| **undecided** (1 fork; a verdict needs at"
+                + " least 3) |"), goalRow(md, "mixed-size trace: peak RSS"));
+    }
+
+    @Test
+    void allocatorGoalsStraddlingTheirTargetAreUndecidedAndPrintTheirError() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("datamem: pool(aligned64)", 10.0);   // = C's 10 ns ± 5%: straddles 1.00×
+        f.put("datamem: pool(aligned64)@2t", 12.0);   // 1.20× ± 0.08: straddles 1.2×
+        f.put("datamem: aligned64", 13.0);   // 1.30× ± 0.09 of default's 10: straddles 1.3×
+        f.put("datamem: default_allocator", 13.0);   // 1.30× of C: straddles 1.3×
+        f.put("rss-pool(aligned64)", 24.0 * (1 << 20));   // 1.20× of glibc's 20 MiB
+        f.put("rss-error", 1.0 * (1 << 20));
+        f.put("stats", 30.0);   // + 10 ns ± 0.71
+        f.put("micrometer", 45.0);   // + 15 ns ± 0.71
+        String md = render(run(f), "0.1, 0.1, 0.1", List.of()).markdown();
+        for (String goal : List.of("`default_allocator` within", "`pool(aligned64)` faster",
+                "`pool(aligned64)` per-pair cost on 2 and 4 threads", "`+stats` adds", "the Micrometer binder adds",
+                "mixed-size trace: peak RSS")) {
+            assertTrue(goalRow(md, goal).endsWith("| **undecided** (the target lies within the error) |"),
+                    goalRow(md, goal));
+        }
+        assertTrue(goalRow(md, "`pool(aligned64)` faster").contains("÷ C: glibc malloc + free: worst 1.00× ± 0.07 at"),
+                goalRow(md, "`pool(aligned64)` faster"));
+        assertTrue(goalRow(md, "`pool(aligned64)` per-pair cost").contains("2 threads 64 B 1.20× ± 0.08"),
+                goalRow(md, "`pool(aligned64)` per-pair cost"));
+        assertTrue(goalRow(md, "`aligned64` ≤").contains("16 B 1.00× ± 0.07"), goalRow(md, "`aligned64` ≤"));
+        assertTrue(goalRow(md, "`+stats` adds").contains("on default_allocator: 10.0 ± 0.71 ns"),
+                goalRow(md, "`+stats` adds"));
+        assertTrue(goalRow(md, "the Micrometer binder adds").contains("on pool(aligned64): 15.0 ± 0.71 ns"),
+                goalRow(md, "the Micrometer binder adds"));
+    }
+
+    @Test
+    void oversubscribedThreadsAreJudgedOnTheirShareOfTheCores() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("datamem: pool(aligned64)@4t", 16.0);   // per thread 1.60× of 10 ns, on 4 threads over 2 cores: 0.80×
+        String md = render(run(f), "0.1, 0.1, 0.1", List.of()).markdown();
+        String g = goalRow(md, "`pool(aligned64)` per-pair cost on 2 and 4 threads");
+        assertTrue(g.contains("4 threads 64 B 0.80× ± 0.06 (per thread 1.60×)"), g);
+        assertTrue(g.endsWith("| **met** |"), g);
+        f.put("datamem: pool(aligned64)@4t", 30.0);
+        md = render(run(f), "0.1, 0.1, 0.1", List.of()).markdown();
+        g = goalRow(md, "`pool(aligned64)` per-pair cost on 2 and 4 threads");
+        assertTrue(g.endsWith("| **missed** |"), g);
+        assertTrue(md.contains("4 threads at 64 B: 30.0 ns per pair on each thread against 10.0 ns alone"), md);
+    }
+
+    @Test
+    void aMissingCAllocatorIsSaid() {
+        List<Result> rs = new ArrayList<>(run(Map.of()));
+        rs.removeIf(r -> r.benchmark().startsWith("CPeers.") && "mimalloc".equals(r.param("allocator")));
+        String md = render(rs, "0.1, 0.1, 0.1", List.of("C allocators\tmimalloc: not measured:"
+                + " /usr/lib/x86_64-linux-gnu/libmimalloc.so.2 is missing (Debian: apt-get install libmimalloc2.0)",
+                "C allocators\ttcmalloc: malloc from /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 (LD_PRELOAD)"))
+                .markdown();
+        assertTrue(md.contains("**Not measured here:** mimalloc: not measured: /usr/lib/x86_64-linux-gnu/libmimalloc.so.2"
+                + " is missing (Debian: apt-get install libmimalloc2.0)."), md);
+        assertFalse(md.contains("| C, own process: mimalloc"), md);
+        assertTrue(md.contains("* C allocators: tcmalloc: malloc from"), md);
     }
 
     @Test
