@@ -17,13 +17,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * <ul>
  *   <li>up to 16: {@code malloc}, which already gives 16 on 64-bit glibc;</li>
  *   <li>above 16 and up to {@link #OVER_ALLOCATION_MAX_ALIGNMENT} (256): {@code malloc} of
- *       {@code byteSize + byteAlignment - 8} bytes, returning the first aligned address in it.
- *       When that address is not the start of the {@code malloc} block, the 8 bytes just before it
- *       hold a tagged word with the distance back to the start, which {@code free} and
- *       {@code realloc} read; a block that happened to be aligned already carries nothing (its
- *       8 bytes before are the C library's own chunk header, which never looks like the tag). This
- *       avoids {@code posix_memalign}/{@code aligned_alloc}, several times slower than
- *       {@code malloc} for small blocks, at the price of up to {@code byteAlignment - 8} bytes per
+ *       {@code byteSize + byteAlignment} bytes, returning the first aligned address at least 8
+ *       bytes into it. The 8 bytes just before that address always hold a tagged word with the
+ *       distance back to the start, which {@code free} and {@code realloc} read (and refuse a
+ *       pointer without it), so nothing depends on how the C library lays out its own blocks.
+ *       This avoids {@code posix_memalign}/{@code aligned_alloc}, several times slower than
+ *       {@code malloc} for small blocks, at the price of {@code byteAlignment} bytes per
  *       block;</li>
  *   <li>above 256: {@code aligned_alloc}, which wastes nothing on over-allocation (a 16-byte block
  *       of {@code aligned:4096} or {@code aligned:2097152} does not cost a page or 2 MiB).</li>
@@ -72,9 +71,8 @@ public final class AlignedAllocator implements DataMemAllocator {
 
     private static final long MALLOC_ALIGNMENT = 16;
 
-    // The word before an over-allocated block: TAG in the high 32 bits, the distance back to the
-    // malloc block's start in the low ones. A C library chunk header (a size below 2^57 and flag bits)
-    // never has these high bits.
+    // The word before an over-allocated block (always written): TAG in the high 32 bits, the
+    // distance back to the malloc block's start (8 to 256) in the low ones.
     private static final long TAG = 0xDA7A_A119_0000_0000L;
     private static final long TAG_MASK = 0xFFFF_FFFF_0000_0000L;
     private static final MemorySegment EVERYWHERE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
@@ -132,35 +130,46 @@ public final class AlignedAllocator implements DataMemAllocator {
     public MemorySegment malloc(long byteSize) {
         Checks.byteSize("byteSize", byteSize);
         if (overAllocates) {
-            return place(Libc.malloc(byteSize + byteAlignment - 8));
+            return place(Libc.malloc(byteSize + byteAlignment));
         }
         return byteAlignment <= MALLOC_ALIGNMENT ? Libc.malloc(byteSize) : Libc.alignedAlloc(byteAlignment, byteSize);
     }
 
     /**
-     * The first aligned address in an over-allocated {@code malloc} block, with the tagged distance
-     * written before it when it is not the block's start; NULL stays NULL.
+     * The first aligned address at least 8 bytes into an over-allocated {@code malloc} block, with
+     * the tagged distance written in the 8 bytes before it; NULL stays NULL.
      */
     private MemorySegment place(MemorySegment raw) {
         long start = raw.address();
         if (start == 0) {
             return MemorySegment.NULL;
         }
-        long address = Checks.alignUp(start, byteAlignment);
-        if (address != start) {
-            // malloc's blocks are at least 8-aligned, so the distance is at least 8: the word fits.
-            EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, address - 8, TAG | (address - start));
-        }
+        long address = Checks.alignUp(start + 8, byteAlignment);   // 8 to byteAlignment bytes in
+        EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, address - 8, TAG | (address - start));
         return MemorySegment.ofAddress(address);
     }
 
     /**
-     * The start of the {@code malloc} block behind an over-allocated block's address (the address
-     * itself when no tagged word precedes it). Package-private for tests.
+     * The start of the {@code malloc} block behind an over-allocated block's address, or -1 when
+     * no tagged word precedes it (not a block of an over-allocating allocator). Package-private for
+     * tests.
      */
     static long startOf(long address) {
         long word = EVERYWHERE.get(ValueLayout.JAVA_LONG_UNALIGNED, address - 8);
-        return (word & TAG_MASK) == TAG ? address - (word & ~TAG_MASK) : address;
+        long distance = word & ~TAG_MASK;
+        return (word & TAG_MASK) == TAG && distance >= 8 && distance <= OVER_ALLOCATION_MAX_ALIGNMENT
+                ? address - distance : -1;
+    }
+
+    /** {@link #startOf}, or an {@link IllegalArgumentException} naming the call. */
+    private long startOrThrow(long address, String call) {
+        long start = startOf(address);
+        if (start < 0) {
+            throw new IllegalArgumentException(this + ": " + call + ": not a block of this allocator: no"
+                    + " header before 0x" + Long.toHexString(address) + " (expected: a pointer its malloc,"
+                    + " calloc or realloc returned)");
+        }
+        return start;
     }
 
     /**
@@ -189,7 +198,7 @@ public final class AlignedAllocator implements DataMemAllocator {
             }
         }
         if (overAllocates) {
-            return place(Libc.calloc(1, size + byteAlignment - 8));
+            return place(Libc.calloc(1, size + byteAlignment));
         }
         MemorySegment p = Libc.alignedAlloc(byteAlignment, size);
         if (p.address() != 0 && size > 0) {
@@ -293,24 +302,23 @@ public final class AlignedAllocator implements DataMemAllocator {
     /**
      * libc's realloc of the whole {@code malloc} block, then the data moved to the new block's first
      * aligned address if that lies at another distance from the start than before. The new block
-     * has {@code newByteSize + byteAlignment - 8} bytes, and both distances are below
-     * {@code byteAlignment - 8}, so the move stays inside it.
+     * has {@code newByteSize + byteAlignment} bytes, and both distances are at most
+     * {@code byteAlignment}, so the move stays inside it.
      */
     private MemorySegment reallocOverAllocated(long address, long oldByteSize, long newByteSize) {
-        long start = startOf(address);
-        MemorySegment raw = Libc.realloc(MemorySegment.ofAddress(start), newByteSize + byteAlignment - 8);
+        long start = startOrThrow(address, "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", "
+                + newByteSize + ")");
+        MemorySegment raw = Libc.realloc(MemorySegment.ofAddress(start), newByteSize + byteAlignment);
         long newStart = raw.address();
         if (newStart == 0) {
             return MemorySegment.NULL;   // libc left the old block as it was
         }
-        long newAddress = Checks.alignUp(newStart, byteAlignment);
+        long newAddress = Checks.alignUp(newStart + 8, byteAlignment);
         long oldOffset = address - start;
         if (newAddress - newStart != oldOffset) {
             copy(newStart + oldOffset, newAddress, Math.min(oldByteSize, newByteSize));   // may overlap
         }
-        if (newAddress != newStart) {
-            EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, newAddress - 8, TAG | (newAddress - newStart));
-        }
+        EVERYWHERE.set(ValueLayout.JAVA_LONG_UNALIGNED, newAddress - 8, TAG | (newAddress - newStart));
         return MemorySegment.ofAddress(newAddress);
     }
 
@@ -342,7 +350,8 @@ public final class AlignedAllocator implements DataMemAllocator {
             return;
         }
         if (overAllocates) {
-            Libc.free(MemorySegment.ofAddress(startOf(address)));
+            Libc.free(MemorySegment.ofAddress(startOrThrow(address, "free(0x" + Long.toHexString(address) + ", "
+                    + byteSize + ")")));
         } else {
             Libc.free(ptr);
         }
