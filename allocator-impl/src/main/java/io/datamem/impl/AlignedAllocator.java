@@ -161,10 +161,16 @@ public final class AlignedAllocator implements DataMemAllocator {
                 ? address - distance : -1;
     }
 
-    /** {@link #startOf}, or an {@link IllegalArgumentException} naming the call. */
-    private long startOrThrow(long address, String call) {
+    /**
+     * {@link #startOf}, or an {@link IllegalArgumentException} naming the call (built only then:
+     * this is on every free's path).
+     */
+    private long startOrThrow(long address, long byteSize, long newByteSize) {
         long start = startOf(address);
         if (start < 0) {
+            String call = newByteSize < 0
+                    ? "free(0x" + Long.toHexString(address) + ", " + byteSize + ")"
+                    : "realloc(0x" + Long.toHexString(address) + ", " + byteSize + ", " + newByteSize + ")";
             throw new IllegalArgumentException(this + ": " + call + ": not a block of this allocator: no"
                     + " header before 0x" + Long.toHexString(address) + " (expected: a pointer its malloc,"
                     + " calloc or realloc returned)");
@@ -306,8 +312,7 @@ public final class AlignedAllocator implements DataMemAllocator {
      * {@code byteAlignment}, so the move stays inside it.
      */
     private MemorySegment reallocOverAllocated(long address, long oldByteSize, long newByteSize) {
-        long start = startOrThrow(address, "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", "
-                + newByteSize + ")");
+        long start = startOrThrow(address, oldByteSize, newByteSize);
         MemorySegment raw = Libc.realloc(MemorySegment.ofAddress(start), newByteSize + byteAlignment);
         long newStart = raw.address();
         if (newStart == 0) {
@@ -350,8 +355,7 @@ public final class AlignedAllocator implements DataMemAllocator {
             return;
         }
         if (overAllocates) {
-            Libc.free(MemorySegment.ofAddress(startOrThrow(address, "free(0x" + Long.toHexString(address) + ", "
-                    + byteSize + ")")));
+            Libc.free(MemorySegment.ofAddress(startOrThrow(address, byteSize, -1)));
         } else {
             Libc.free(ptr);
         }
