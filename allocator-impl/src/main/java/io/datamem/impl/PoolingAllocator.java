@@ -208,7 +208,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final Heap depotOwner;        // the owner of slabs in the depot: never allocates
     private final Object indexLock = new Object();
     private final Object trimLock = new Object();
-    private volatile SlabIndex index = SlabIndex.EMPTY;
+    private volatile RunIndex index = RunIndex.EMPTY;
     private volatile int flushEpoch;
     private volatile boolean closed;
     // Every live block the upstream allocated directly (requests above maxPooledByteSize, and calloc
@@ -745,6 +745,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             run = new Run(base.address(), slabBytes, slots);
             upstreamBytes.addAndGet(run.byteSize());
             d.partialRuns.add(run);
+            synchronized (indexLock) {
+                index = index.with(run);
+            }
         }
         int slot = run.take();
         if (run.full()) {
@@ -753,9 +756,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         Slab slab = new Slab(run.base + slot * slabBytes, size, blocks, c, c == 0 ? 0 : classSizes[c - 1] + 1);
         slab.run = run;
         slab.slot = slot;
-        synchronized (indexLock) {
-            index = index.with(slab);
-        }
+        run.slabs[slot] = slab;   // reaches other threads with the blocks it hands out
         slabAllocations.increment();
         return slab;
     }
@@ -952,19 +953,21 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             if (released.isEmpty()) {
                 return;
             }
-            // Out of the index before a slot can be carved again (under this lock, by grow).
-            synchronized (indexLock) {
-                index = index.without(released);
-            }
             for (Slab s : released) {
                 Run run = s.run;
                 boolean wasFull = run.full();
+                run.slabs[s.slot] = null;   // out of the index before the slot can be carved again
                 run.release(s.slot);
                 if (run.empty()) {
                     d.partialRuns.remove(run);
                     emptied.add(run);
                 } else if (wasFull) {
                     d.partialRuns.add(run);
+                }
+            }
+            if (!emptied.isEmpty()) {
+                synchronized (indexLock) {
+                    index = index.without(emptied);
                 }
             }
         }
@@ -1188,7 +1191,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         long inUse = 0;
         long retained = 0;
         long liveBlocks = 0;
-        for (Slab s : index.slabs) {
+        for (Slab s : index.slabs()) {
             long free = (((long) FREE.getAcquire(s)) | s.remote) & s.mask;
             int live = s.blockCount - Long.bitCount(free);
             liveBlocks += live;
@@ -1295,11 +1298,21 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         private final java.util.BitSet used;
         private int usedCount;
 
+        final long end;
+        final Slab[] slabs;                         // by slot; null where none is carved
+
         Run(long base, long slabBytes, int slots) {
             this.base = base;
             this.slabBytes = slabBytes;
             this.slots = slots;
+            this.end = base + slabBytes * slots;
+            this.slabs = new Slab[slots];
             this.used = new java.util.BitSet(slots);
+        }
+
+        /** The slab an address of this run lies in, or null if its slot holds none. */
+        Slab find(long address) {
+            return slabs[(int) ((address - base) / slabBytes)];
         }
 
         long byteSize() {
@@ -1409,16 +1422,19 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
     }
 
-    /** Slabs sorted by base address, replaced as a whole when slabs come and go. */
-    static final class SlabIndex {
-        static final SlabIndex EMPTY = new SlabIndex(new long[0], new Slab[0]);
+    /**
+     * Runs sorted by base address, replaced as a whole when runs come and go (far less often than
+     * slabs: a run holds up to 65,536 of them); a run maps an address to its slab by its slot.
+     */
+    static final class RunIndex {
+        static final RunIndex EMPTY = new RunIndex(new long[0], new Run[0]);
 
         final long[] bases;
-        final Slab[] slabs;
+        final Run[] runs;
 
-        SlabIndex(long[] bases, Slab[] slabs) {
+        RunIndex(long[] bases, Run[] runs) {
             this.bases = bases;
-            this.slabs = slabs;
+            this.runs = runs;
         }
 
         Slab find(long address) {
@@ -1429,36 +1445,49 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             if (i < 0) {
                 return null;
             }
-            Slab s = slabs[i];
-            return address < s.end ? s : null;
+            Run r = runs[i];
+            return address < r.end ? r.find(address) : null;
         }
 
-        SlabIndex with(Slab slab) {
-            int i = -Arrays.binarySearch(bases, slab.base) - 1;
+        RunIndex with(Run run) {
+            int i = -Arrays.binarySearch(bases, run.base) - 1;
             long[] b = new long[bases.length + 1];
-            Slab[] s = new Slab[slabs.length + 1];
+            Run[] r = new Run[runs.length + 1];
             System.arraycopy(bases, 0, b, 0, i);
-            System.arraycopy(slabs, 0, s, 0, i);
-            b[i] = slab.base;
-            s[i] = slab;
+            System.arraycopy(runs, 0, r, 0, i);
+            b[i] = run.base;
+            r[i] = run;
             System.arraycopy(bases, i, b, i + 1, bases.length - i);
-            System.arraycopy(slabs, i, s, i + 1, slabs.length - i);
-            return new SlabIndex(b, s);
+            System.arraycopy(runs, i, r, i + 1, runs.length - i);
+            return new RunIndex(b, r);
         }
 
-        SlabIndex without(List<Slab> gone) {
-            Set<Slab> g = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        RunIndex without(List<Run> gone) {
+            Set<Run> g = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
             g.addAll(gone);
             int n = 0;
             long[] b = new long[bases.length];
-            Slab[] s = new Slab[slabs.length];
-            for (int i = 0; i < slabs.length; i++) {
-                if (!g.contains(slabs[i])) {
+            Run[] r = new Run[runs.length];
+            for (int i = 0; i < runs.length; i++) {
+                if (!g.contains(runs[i])) {
                     b[n] = bases[i];
-                    s[n++] = slabs[i];
+                    r[n++] = runs[i];
                 }
             }
-            return new SlabIndex(Arrays.copyOf(b, n), Arrays.copyOf(s, n));
+            return new RunIndex(Arrays.copyOf(b, n), Arrays.copyOf(r, n));
+        }
+
+        /** The slabs carved now (a snapshot per run). */
+        List<Slab> slabs() {
+            List<Slab> all = new ArrayList<>();
+            for (Run r : runs) {
+                for (Slab s : r.slabs) {
+                    if (s != null) {
+                        all.add(s);
+                    }
+                }
+            }
+            return all;
         }
     }
 }
