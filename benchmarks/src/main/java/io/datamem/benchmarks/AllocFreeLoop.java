@@ -28,11 +28,11 @@ import java.util.concurrent.TimeUnit;
 public class AllocFreeLoop {
 
     /** The handler whose allocator runs the loop. */
-    @Param({"default_allocator", "aligned64", "pool(aligned64)"})
+    @Param({"default_allocator", "pool(aligned64)"})
     public String handler;
 
     /** The block size in bytes. */
-    @Param({"64", "4096", "65536", "1048576", "16777216"})
+    @Param({"16", "64", "256", "4096", "65536", "1048576", "16777216"})
     public long byteSize;
 
     private DataMemAllocator allocator;

@@ -105,7 +105,7 @@ public final class Suite {
 
     /** The allocation benchmarks the goals are decided from (run with the profile's verdict forks). */
     static final String ALLOC_GOALS = PACKAGE + "(AllocFreePeers\\.(cMallocFree|ffmMallocFree|arenaConfined"
-            + "|nettyPooled|nettyAdaptive|jnaMallocFree)|AllocFreeDataMem\\.allocator)$";
+            + "|nettyPooled|nettyAdaptive|jnaMallocFree)|AllocFreeDataMem\\.allocator|AllocFreeLoop\\.loop)$";
 
     /** The other allocation benchmarks (one fork in the quick profile). */
     static final String ALLOC_OTHERS = PACKAGE + "(AllocFreePeers\\.(arenaShared|byteBufferDirect)"

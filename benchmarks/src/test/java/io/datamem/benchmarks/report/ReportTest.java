@@ -43,8 +43,13 @@ class ReportTest {
                         continue;   // the C allocators' own process runs one thread
                     }
                     String t = threads == 1 ? "" : "@" + threads + "t";
+                    // The loop rows take their handler's figure unless given one of their own.
+                    String same = row == Report.POOL_LOOP ? Report.POOL.label()
+                            : row == Report.DEFAULT_LOOP ? Report.DEFAULT.label() : row.label();
                     double v = figures.getOrDefault(row.label() + "@" + size + t, figures.getOrDefault(
-                            row.label() + t, figures.getOrDefault(row.label(), row.javaPeer() ? 100.0 : 10.0)));
+                            row.label() + t, figures.getOrDefault(row.label(), figures.getOrDefault(same + "@" + size
+                                    + t, figures.getOrDefault(same + t, figures.getOrDefault(same,
+                                    row.javaPeer() ? 100.0 : 10.0))))));
                     Map<String, String> p = new HashMap<>();
                     p.put("byteSize", Long.toString(size));
                     if (row.handler() != null) {
