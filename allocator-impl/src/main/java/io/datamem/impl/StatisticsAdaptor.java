@@ -85,6 +85,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     // cells never share a cache line.
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
     private static final int PAD = 8;
+    private static final int CELL_SLOTS = 64;
     private static final int BUCKET0 = PAD;                          // the histogram's buckets
     private static final int ALLOCATED = BUCKET0 + HISTOGRAM_BUCKETS; // bytes, realloc growth included
     private static final int FREED = ALLOCATED + 1;                   // bytes, realloc shrinkage included
@@ -100,6 +101,7 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
     private final DataMemAllocator upstream;
     private final ThreadLocal<Cell> own = ThreadLocal.withInitial(this::register);
+    private final Cell[] cellSlots = new Cell[CELL_SLOTS];   // platform threads' cells by thread id
     private final AtomicLong peak = new AtomicLong();
     private final Object cellLock = new Object();
     private volatile Cells cells = new Cells(new long[CELL_LENGTH], new Cell[0]);
@@ -191,8 +193,21 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
 
     private void freed(long byteSize) {
         Cell c = cell();
-        c.add(FREES, 1);
-        c.add(FREED, byteSize);
+        if (c.owner != null) {
+            // The owning thread's cell: plain reads, release stores (see Cell).
+            long[] v = c.v;
+            SLOT.setRelease(v, FREES, v[FREES] + 1);
+            SLOT.setRelease(v, FREED, v[FREED] + byteSize);
+        } else {
+            c.add(FREES, 1);
+            c.add(FREED, byteSize);
+        }
+        if (top != null) {
+            freedInScope(byteSize);
+        }
+    }
+
+    private void freedInScope(long byteSize) {
         Counters s = top;
         if (s != null) {
             s.freed(byteSize);
@@ -210,6 +225,38 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     private void allocated(long byteSize) {
         // The whole-life count of allocations is the histogram's total: one update less.
         Cell c = cell();
+        if (c.owner != null) {
+            // The owning thread's cell: plain reads, release stores (see Cell). Kept small, so that
+            // the compiler inlines it into the caller.
+            long[] v = c.v;
+            int bucket = BUCKET0 + bucketOf(byteSize);
+            SLOT.setRelease(v, bucket, v[bucket] + 1);
+            SLOT.setRelease(v, SIZE_TOTAL, v[SIZE_TOTAL] + byteSize);
+            long allocated = v[ALLOCATED] + byteSize;
+            SLOT.setRelease(v, ALLOCATED, allocated);
+            if (byteSize > v[SIZE_MAX] || allocated - v[FREED] > v[SYNCED]) {
+                raised(c, byteSize, allocated - v[FREED]);
+            }
+        } else {
+            allocatedShared(c, byteSize);
+        }
+        if (top != null || observers != null) {
+            allocatedElsewhere(byteSize);
+        }
+    }
+
+    /** The largest size or the net bytes of an owned cell went up: record it. */
+    private void raised(Cell c, long byteSize, long net) {
+        if (byteSize > c.v[SIZE_MAX]) {
+            SLOT.setRelease(c.v, SIZE_MAX, byteSize);
+        }
+        if (net > c.v[SYNCED]) {
+            sync(c, net);
+        }
+    }
+
+    /** {@link #allocated} on a striped cell (virtual threads): atomic updates. */
+    private void allocatedShared(Cell c, long byteSize) {
         c.add(BUCKET0 + bucketOf(byteSize), 1);
         c.add(SIZE_TOTAL, byteSize);
         if (byteSize > c.get(SIZE_MAX)) {
@@ -219,6 +266,10 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         if (net > c.get(SYNCED)) {
             sync(c, net);
         }
+    }
+
+    /** Counts an allocation in the open scope and tells the observers, when there are any. */
+    private void allocatedElsewhere(long byteSize) {
         Counters s = top;
         if (s != null) {
             s.allocated(byteSize);
@@ -256,6 +307,14 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
     /** The calling thread's cell: its own for a platform thread, a shared stripe for a virtual one. */
     private Cell cell() {
         Thread t = Thread.currentThread();
+        Cell c = cellSlots[(int) t.threadId() & (CELL_SLOTS - 1)];
+        if (c != null && c.owner == t) {
+            return c;   // three loads and a compare, before the thread-local's hash lookup
+        }
+        return cellSlow(t);
+    }
+
+    private Cell cellSlow(Thread t) {
         if (t.isVirtual()) {
             Cell[] s = stripes;
             if (s == null) {
@@ -264,7 +323,9 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
             long id = t.threadId() * 0x9E3779B97F4A7C15L;
             return s[(int) (id >>> 32) & (STRIPES - 1)];
         }
-        return own.get();
+        Cell c = own.get();
+        cellSlots[(int) t.threadId() & (CELL_SLOTS - 1)] = c;   // Cell.owner is final: safe to publish so
+        return c;
     }
 
     private Cell[] makeStripes() {
