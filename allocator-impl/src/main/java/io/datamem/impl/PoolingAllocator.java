@@ -65,7 +65,7 @@ import java.util.concurrent.atomic.LongAdder;
  * bitmap, and the slab is pushed on its owner's remote stack (once, when its remote bitmap stops
  * being empty); the owner collects those blocks when its current slab runs out. A slab changes
  * owner only while every one of its blocks is free: an owner gives a slab that became wholly free
- * to the shared depot (keeping one spare per class), and takes slabs from it, or carves new ones,
+ * to the shared depot (keeping a few spares per class, up to 1 MiB), and takes slabs from it, or carves new ones,
  * when it needs more. Virtual threads share one heap under a lock (a heap per virtual thread would
  * strand memory) and free like other threads do. The heaps of threads that have ended are
  * collected by {@link #trim()}, and now and then when the pool grows.
@@ -84,6 +84,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     static final int MAX_BLOCKS_PER_SLAB = 64;
     /** Most slabs carved from one upstream allocation. */
     static final int MAX_SLABS_PER_RUN = 1 << 16;
+    /** The bytes of wholly free slabs a heap keeps per class (at least one slab, at most 8). */
+    private static final long SPARE_BYTES_PER_CLASS = 1 << 20;
+    private static final int MAX_SPARES = 8;
     /** How many slab growths pass between two collections of the heaps of ended threads. */
     private static final int REAP_EVERY_GROWTHS = 16;
     /** The size of the table that finds a thread's heap by its id before the thread-local does. */
@@ -200,6 +203,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final int[] slabsPerRun;
     private final long[] slabByteSizes;
     private final long[] slabMasks;
+    private final int[] spareCapacity;    // wholly free slabs a heap keeps per class
     private final Depot[] depots;
     private final ThreadLocal<Heap> heaps = new ThreadLocal<>();
     private final Heap[] heapSlots = new Heap[HEAP_SLOTS];
@@ -262,6 +266,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         this.slabsPerRun = new int[n];
         this.slabByteSizes = new long[n];
         this.slabMasks = new long[n];
+        this.spareCapacity = new int[n];
         this.depots = new Depot[n];
         for (int c = 0; c < n; c++) {
             long size = classSizes[c];
@@ -269,6 +274,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             slabsPerRun[c] = Math.clamp(runTarget / (size * blocksPerSlab[c]), 1, MAX_SLABS_PER_RUN);
             slabByteSizes[c] = size * blocksPerSlab[c];
             slabMasks[c] = blocksPerSlab[c] == 64 ? -1L : (1L << blocksPerSlab[c]) - 1;
+            spareCapacity[c] = Math.clamp(SPARE_BYTES_PER_CLASS / slabByteSizes[c], 1, MAX_SPARES);
             depots[c] = new Depot();
         }
         this.shared = new Heap(null, n, 0);
@@ -527,7 +533,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /**
      * Makes a slab with a free block the heap's current slab of the class: its current one after
-     * collecting the frees other threads made, else one of its own with free blocks, its spare, one
+     * collecting the frees other threads made, else one of its own with free blocks, a spare, one
      * from the depot, or a new one. Returns null if the upstream has no memory.
      */
     private Slab nextSlab(Heap heap, int c) {
@@ -545,9 +551,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         }
         if (next != null) {
             heap.unlink(next);
-        } else if (heap.spare[c] != null) {
-            next = heap.spare[c];
-            heap.spare[c] = null;
+        } else if (heap.spareCount[c] > 0) {
+            next = heap.popSpare(c);
         } else {
             next = fromDepot(heap, c);
             if (next == null) {
@@ -564,7 +569,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /**
      * Puts a slab its heap owns, other than a current one, where it belongs: wholly free ones to
-     * the spare or the depot, others with free blocks on the heap's list of them, full ones nowhere
+     * the spares or the depot, others with free blocks on the heap's list of them, full ones nowhere
      * (a free brings them back). Called by the owner.
      */
     private void settle(Heap heap, Slab s) {
@@ -572,9 +577,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int c = s.classIndex;
         if (f == s.mask && s.remote == 0) {
             heap.unlink(s);
-            if (heap.spare[c] == null && heap.thread != null && !closed
+            if (heap.spareCount[c] < spareCapacity[c] && heap.thread != null && !closed
                     && options.maxRetainedByteSize() >= slabByteSizes[c]) {
-                heap.spare[c] = s;
+                heap.pushSpare(s);
             } else {
                 heap.ownedSlabs--;
                 toDepot(s);
@@ -619,7 +624,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     private static boolean isSpare(Heap heap, Slab s) {
-        return heap.spare[s.classIndex] == s;
+        return s.spare;
     }
 
     private void reportRacingDoubleFrees(Slab s, long racing) {
@@ -903,11 +908,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         heap.epoch = flushEpoch;
         collectRemote(heap);
         for (int c = 0; c < classSizes.length; c++) {
-            Slab spare = heap.spare[c];
-            if (spare != null) {
-                heap.spare[c] = null;
+            while (heap.spareCount[c] > 0) {
                 heap.ownedSlabs--;
-                toDepot(spare);
+                toDepot(heap.popSpare(c));
             }
             Slab current = heap.current[c];
             if (current != null && current.free == current.mask && current.remote == 0) {
@@ -1254,6 +1257,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         Slab prevAvailable;                         // on the owner's list of slabs with free blocks
         Slab nextAvailable;
         boolean listed;
+        boolean spare;                              // one of its owner's spares
         Run run;                                    // set before the slab is published
         int slot;
 
@@ -1369,7 +1373,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     /**
      * A thread's slabs: one current slab per class (the fast path allocates from it), a list per
-     * class of other slabs with free blocks, one spare wholly free slab per class, and a stack of
+     * class of other slabs with free blocks, a few spare wholly free slabs per class, and a stack of
      * slabs in which other threads freed blocks. Full slabs are on no list. Touched only by its
      * thread, except the remote stack; the heaps of ended threads and the virtual threads' heap are
      * touched under a lock that stands for the owner.
@@ -1378,7 +1382,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         final Thread thread;                        // null: the shared heap or the depot's
         final Slab[] current;
         final Slab[] available;
-        final Slab[] spare;
+        final Slab[][] spares;                      // per class, made on first use
+        final int[] spareCount;
         volatile Slab remoteHead;                   // REMOTE_HEAD
         int epoch;
         int ownedSlabs;
@@ -1389,8 +1394,27 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             this.thread = thread;
             this.current = new Slab[classes];
             this.available = new Slab[classes];
-            this.spare = new Slab[classes];
+            this.spares = new Slab[classes][];
+            this.spareCount = new int[classes];
             this.epoch = epoch;
+        }
+
+        void pushSpare(Slab s) {
+            int c = s.classIndex;
+            Slab[] stack = spares[c];
+            if (stack == null || spareCount[c] == stack.length) {
+                stack = Arrays.copyOf(stack == null ? new Slab[0] : stack, Math.max(1, spareCount[c] * 2));
+                spares[c] = stack;
+            }
+            stack[spareCount[c]++] = s;
+            s.spare = true;
+        }
+
+        Slab popSpare(int c) {
+            Slab s = spares[c][--spareCount[c]];
+            spares[c][spareCount[c]] = null;
+            s.spare = false;
+            return s;
         }
 
         void link(Slab s) {

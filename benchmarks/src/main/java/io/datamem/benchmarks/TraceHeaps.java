@@ -145,33 +145,27 @@ public final class TraceHeaps {
         }
     }
 
-    private static final class DataMemHeap implements Trace.Heap {
+    /**
+     * A datamem allocator, its blocks kept as addresses as the FFM and JNA heaps keep theirs (a
+     * segment per live block would add a heap object and a write barrier per step that the peers do
+     * not pay).
+     */
+    private static final class DataMemHeap extends Addresses {
         private final DataMemAllocator allocator;
-        private final MemorySegment[] live;
 
         DataMemHeap(DataMemAllocator allocator, int window) {
+            super(window);
             this.allocator = allocator;
-            this.live = new MemorySegment[window];
         }
 
         @Override
-        public void allocate(int slot, long byteSize) {
-            MemorySegment p = allocator.malloc(byteSize);
-            if (p.address() == 0) {
-                throw new OutOfMemoryError("malloc(" + byteSize + ")");
-            }
-            live[slot] = p.byteSize() >= byteSize ? p : p.reinterpret(byteSize);
+        long malloc(long byteSize) {
+            return allocator.malloc(byteSize).address();
         }
 
         @Override
-        public void touch(int slot, long offset) {
-            live[slot].set(ValueLayout.JAVA_BYTE, offset, (byte) 1);
-        }
-
-        @Override
-        public void free(int slot, long byteSize) {
-            allocator.free(live[slot], byteSize);
-            live[slot] = null;
+        void free(long address, long byteSize) {
+            allocator.free(MemorySegment.ofAddress(address), byteSize);
         }
     }
 
