@@ -87,6 +87,8 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     /** The bytes of wholly free slabs a heap keeps per class (at least one slab, at most 8). */
     private static final long SPARE_BYTES_PER_CLASS = 1 << 20;
     private static final int MAX_SPARES = 8;
+    /** Sizes up to this many bytes find their class in a table (a load instead of arithmetic). */
+    private static final int SMALL_TABLE_BYTES = 1024;
     /** How many slab growths pass between two collections of the heaps of ended threads. */
     private static final int REAP_EVERY_GROWTHS = 16;
     /** The size of the table that finds a thread's heap by its id before the thread-local does. */
@@ -199,6 +201,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final int gridShift;          // log2 of the first class at or above the upstream's alignment
     private final int smallClasses;       // the power-of-two classes below it: 16, 32, ... 2^(gridShift-1)
     private final long largestClass;
+    private final byte[] smallClassTable; // the class of every size up to SMALL_TABLE_BYTES, by 16 bytes
     private final int[] blocksPerSlab;
     private final int[] slabsPerRun;
     private final long[] slabByteSizes;
@@ -260,6 +263,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         this.gridShift = Long.numberOfTrailingZeros(grid);
         this.smallClasses = gridShift - 4;
         this.largestClass = classSizes[classSizes.length - 1];
+        this.smallClassTable = new byte[SMALL_TABLE_BYTES / 16 + 1];
+        for (int i = 0; i < smallClassTable.length; i++) {
+            smallClassTable[i] = (byte) searchClass(i * 16L);   // -1 above the largest class
+        }
         long runTarget = Math.max(options.slabByteSize(), Math.max(upstreamAlignment, upstreamTraits.pageSize()));
         int n = classSizes.length;
         this.blocksPerSlab = new int[n];
@@ -359,6 +366,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * two, {@code 2^k + j * 2^(k-2)} for {@code j} from 1 to 4.
      */
     int classOf(long byteSize) {
+        if (byteSize <= SMALL_TABLE_BYTES) {
+            return smallClassTable[(int) (byteSize + 15) >>> 4];   // classes are multiples of 16
+        }
         if (byteSize > largestClass) {
             return -1;
         }
@@ -449,23 +459,34 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private MemorySegment take(int c) {
         Heap heap = heap();
         if (heap != null) {
-            // The fast path: the lowest free block of the heap's current slab of the class, by plain
-            // reads and a release store of the slab's free bitmap (only the owner writes it). Blocks
-            // set in the remote bitmap too (a free from another thread racing with the owner's own
-            // free of the same block) are left for the collection to sort out.
-            Slab s = heap.current[c];
-            if (s != null) {
-                long f = s.free;
-                long available = f & ~s.remote;
-                if (available != 0) {
-                    long bit = available & -available;
-                    FREE.setRelease(s, f ^ bit);
-                    heap.allocations++;
-                    return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
-                }
+            long address = takeFromCurrent(heap, c);
+            if (address != 0) {
+                return MemorySegment.ofAddress(address);
             }
         }
         return takeSlow(heap, c);
+    }
+
+    /**
+     * The fast path: the lowest free block of the heap's current slab of the class, by plain reads
+     * and a release store of the slab's free bitmap (only the owner writes it); 0 if it has none.
+     * Blocks set in the remote bitmap too (a free from another thread racing with the owner's own
+     * free of the same block) are left for the collection to sort out.
+     */
+    private static long takeFromCurrent(Heap heap, int c) {
+        Slab s = heap.current[c];
+        if (s == null) {
+            return 0;
+        }
+        long f = s.free;
+        long available = f & ~s.remote;
+        if (available == 0) {
+            return 0;
+        }
+        long bit = available & -available;
+        FREE.setRelease(s, f ^ bit);
+        heap.allocations++;
+        return s.base + Long.numberOfTrailingZeros(bit) * s.blockSize;
     }
 
     /** A block of class {@code c} after a change of slab, or for a thread without a heap yet. */
@@ -483,16 +504,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
     private MemorySegment takeFrom(Heap heap, int c) {
         while (true) {
-            Slab s = heap.current[c];
-            if (s != null) {
-                long f = s.free;
-                long available = f & ~s.remote;
-                if (available != 0) {
-                    long bit = available & -available;
-                    FREE.setRelease(s, f ^ bit);
-                    heap.allocations++;
-                    return MemorySegment.ofAddress(s.base + Long.numberOfTrailingZeros(bit) * s.blockSize);
-                }
+            long address = takeFromCurrent(heap, c);
+            if (address != 0) {
+                return MemorySegment.ofAddress(address);
             }
             if (nextSlab(heap, c) == null) {
                 failures.increment();

@@ -138,7 +138,8 @@ public final class NumPyTiming {
 
     private static String result(String version, long elements, long loops, Spread s, double[] ns) {
         return "{\"jmhVersion\": \"\", \"benchmark\": \"" + BENCHMARK + "\", \"mode\": \"timeit\", \"threads\": 1,"
-                + " \"forks\": 1, \"jdkVersion\": " + quote(version) + ", \"vmName\": \"\", \"vmVersion\": \"\","
+                + " \"forks\": 1, \"jdkVersion\": " + ExternalResults.quote(version)
+                + ", \"vmName\": \"\", \"vmVersion\": \"\","
                 + " \"params\": {\"elements\": \"" + elements + "\", \"repeats\": \"" + ns.length
                 + "\", \"loops\": \"" + loops + "\"},"
                 + " \"primaryMetric\": {\"score\": " + num(s.median()) + ", \"scoreError\": " + num(s.error())
@@ -151,20 +152,6 @@ public final class NumPyTiming {
 
     private static String num(double v) {
         return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "\"NaN\"";
-    }
-
-    private static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                b.append('\\').append(c);
-            } else if (c < 0x20) {
-                b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.append('"').toString();
     }
 
     /**
