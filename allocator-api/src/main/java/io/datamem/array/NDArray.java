@@ -19,6 +19,7 @@ import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -73,7 +74,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private final NDArray base;          // the array a view was made from; null for owners and wrapped arrays
     private final ArrayMemory memory;
     private final boolean owner;
-    private final Cleaner.Cleanable cleanable;  // owners only
     private final DType dtype;
     private final boolean readOnly;
 
@@ -124,7 +124,28 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.shape = shape;
         this.strides = strides;
         this.size = ArrayLayout.elementCount(shape);
-        this.cleanable = owner && memory.handler != null ? ArrayMemory.cleaner().register(this, memory) : null;
+    }
+
+    /**
+     * An owner of a block a handler allocated: its memory is made here, since it is also the phantom
+     * reference to this array that frees a leaked block (see {@link ArrayMemory}).
+     */
+    private NDArray(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                    boolean readOnly, long offset, long[] shape, long[] strides) {
+        this.base = null;
+        this.owner = true;
+        this.dtype = dtype;
+        this.readOnly = readOnly;
+        this.dataAddress = block.address();
+        this.dataByteSize = allocatedByteSize;
+        // A new memory is at its first generation: no need to ask it (a lock) for what we know
+        this.generation = ArrayMemory.FIRST_GENERATION;
+        this.accessGeneration = ArrayMemory.FIRST_GENERATION;
+        this.offset = offset;
+        this.shape = shape;
+        this.strides = strides;
+        this.size = ArrayLayout.elementCount(shape);
+        this.memory = ArrayMemory.owned(this, handler, block, allocatedByteSize, dtype, shape);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -182,7 +203,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
         NDArray array;
         try {
-            array = adoptChecked(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
+            // s is this array's own copy already, and C strides are never changed in place: no more copies
+            array = newOwner(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -243,10 +265,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + " handler '" + handler.name() + "' allocated)");
         }
         ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        long[] ownShape = shape.clone();
-        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
-        return new NDArray(null, memory, true, dtype, readOnly, null, memory.address(), allocatedByteSize,
-                memory.generation(), byteOffset, ownShape, strides.clone());
+        return newOwner(handler, block, allocatedByteSize, dtype, shape.clone(), strides.clone(), byteOffset, readOnly);
+    }
+
+    /**
+     * An owner over a block, taking {@code shape} and {@code strides} as they are: the caller passes
+     * arrays nobody else changes (shape and stride arrays are never written in place once in an array,
+     * so views and the memory share them).
+     */
+    private static NDArray newOwner(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                                    long[] shape, long[] strides, long byteOffset, boolean readOnly) {
+        return new NDArray(handler, block, allocatedByteSize, dtype, readOnly, byteOffset, shape, strides);
     }
 
     /**
@@ -1424,12 +1453,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     public void close() {
         if (ownsData()) {
             ArrayMemory.drainRetired();
-            if (memory.prepareClose()) {
-                cleanable.clean();
-            }
+            memory.close();
         }
         closed = true;
         accessGeneration = CLOSED_ARRAY;
+        Reference.reachabilityFence(this);   // not enqueued as a leak while closing
     }
 
     // ---------------------------------------------------------------------------------------------
