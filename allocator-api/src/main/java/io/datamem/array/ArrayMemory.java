@@ -48,9 +48,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
-    /** The cleaner of the rare paths (leaked blocks waiting for a segment's scope to be collected). */
-    static final Cleaner CLEANER = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner").daemon(true)
-            .factory());
+    /** The cleaner of the rare paths (leaked blocks waiting for a segment's scope to be collected), made on first use. */
+    private static final class Rare {
+        static final Cleaner CLEANER = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner").daemon(true)
+                .factory());
+    }
+
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
     /** {@link #liveGeneration} once a close has begun. */
@@ -498,7 +501,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
                 MemorySegment.Scope scope = arena.scope();
                 arena = null;
                 data = null;
-                CLEANER.register(scope, this::freeLeaked);
+                Rare.CLEANER.register(scope, this::freeLeaked);
                 return;
             }
             if (leak) {
@@ -520,7 +523,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
                 local = null;
                 localData = null;
                 localOwner = null;
-                CLEANER.register(scope, this::freeLeaked);
+                Rare.CLEANER.register(scope, this::freeLeaked);
                 return;
             }
             freed = true;

@@ -36,8 +36,9 @@ import java.util.function.LongConsumer;
  * <p>Memory is reached through {@link #segment()}, a {@link MemorySegment} that is bounds-checked
  * and lifetime-checked: once the array is closed (or resized), every segment and view over the old
  * memory throws {@link IllegalStateException} on access, instead of touching freed memory. An owning
- * array that becomes unreachable without being closed is freed by a {@link Cleaner}, logged as a leak
- * and counted in {@link #leakCount()}.
+ * array that becomes unreachable without being closed is freed as a {@link Cleaner} would free it
+ * (through a phantom reference, by datamem's daemon thread {@code datamem-array-reaper}), logged as a
+ * leak and counted in {@link #leakCount()}.
  *
  * <p>Strides are in bytes, as NumPy's. Element accessors take one index per axis; all elements are
  * read and written in native byte order. Arrays on memory the host cannot access (device memory)
