@@ -71,8 +71,25 @@ final class ArrayLayout {
         return bytes;
     }
 
-    /** The byte strides of C (row-major) order; axes of length 0 count as 1. */
+    /** {@code {itemSize}} for item sizes up to 16 bytes: the C strides of every 1-axis array of those. */
+    private static final long[][] STRIDES_1D = new long[17][];
+
+    static {
+        for (int i = 0; i < STRIDES_1D.length; i++) {
+            STRIDES_1D[i] = new long[] {i};
+        }
+    }
+
+    /**
+     * The byte strides of C (row-major) order; axes of length 0 count as 1. The result must never be
+     * written in place: for one axis and small items it is a shared array (arrays never change their
+     * strides in place, and hand out copies).
+     */
     static long[] cStrides(DType dtype, long[] shape) {
+        long itemSize = dtype.itemSize();
+        if (shape.length == 1 && itemSize < STRIDES_1D.length) {
+            return STRIDES_1D[(int) itemSize];
+        }
         long[] st = new long[shape.length];
         long acc = dtype.itemSize();
         for (int i = shape.length - 1; i >= 0; i--) {

@@ -6,6 +6,9 @@ import io.datamem.MemoryTraits;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -37,32 +40,36 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>{@code NDArray.confined()} makes the arena strictly confined instead: one thread only, no
  * shared arena ever.
  *
- * <p>It is also the {@link Cleaner} action: run explicitly by {@code close()}, or by the cleaner
- * when the owning array became unreachable unclosed (a leak, counted and logged).
+ * <p>It is also the phantom reference that frees a leaked array: cleared by {@code close()}, or
+ * enqueued when the owning array became unreachable unclosed (a leak, counted and logged), and then
+ * run by the reaper thread. While the array is open the reference is kept reachable by a
+ * {@link Registry} of the creating thread (see there: no lock and no atomic operation on that
+ * thread's path).
  */
-final class ArrayMemory implements Runnable {
+final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
-    /**
-     * The cleaners that free leaked arrays. Registering with a cleaner takes a lock on its list, so
-     * threads creating arrays at once would queue on one cleaner: each thread registers with one of
-     * several (a power of two, at most 8 and at most the processors), dealt round-robin on its first
-     * array.
-     */
-    private static final Cleaner[] CLEANERS = cleaners();
-    private static final AtomicInteger NEXT_CLEANER = new AtomicInteger();
-    private static final ThreadLocal<Cleaner> THREAD_CLEANER = ThreadLocal.withInitial(
-            () -> CLEANERS[NEXT_CLEANER.getAndIncrement() & (CLEANERS.length - 1)]);
-    /** The cleaner of the rare paths (leaked blocks waiting for their scope). */
-    static final Cleaner CLEANER = CLEANERS[0];
+    /** The cleaner of the rare paths (leaked blocks waiting for a segment's scope to be collected), made on first use. */
+    private static final class Rare {
+        static final Cleaner CLEANER = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner").daemon(true)
+                .factory());
+    }
+
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
     /** {@link #liveGeneration} once a close has begun. */
     private static final int CLOSING = -1;
+    /** The generation of a memory just made: what its owner is made for. */
+    static final int FIRST_GENERATION = 1;
 
     /** Blocks retired to the thread whose local arena still reaches them. */
     private static final ConcurrentHashMap<Thread, ConcurrentLinkedQueue<Retired>> RETIRED = new ConcurrentHashMap<>();
     /** How many blocks wait in {@link #RETIRED}: the creation path looks only at this. */
     private static final AtomicInteger RETIRED_COUNT = new AtomicInteger();
+
+    /** The registry of the thread that made this owner, or null (foreign memory). */
+    private final Registry registry;
+    /** This memory's index in {@link #registry}; written by the registry's thread only. */
+    int slot = -1;
 
     final DataMemHandler handler;   // null: foreign memory, never freed by datamem
     final MemoryTraits traits;
@@ -104,25 +111,10 @@ final class ArrayMemory implements Runnable {
     private record Retired(DataMemHandler handler, long address, long byteSize, Arena local, Thread owner) {
     }
 
-    private static Cleaner[] cleaners() {
-        int n = Integer.highestOneBit(Math.max(1, Math.min(8, Runtime.getRuntime().availableProcessors())));
-        Cleaner[] c = new Cleaner[n];
-        for (int i = 0; i < n; i++) {
-            c[i] = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner-" + i).daemon(true).factory());
-        }
-        return c;
-    }
-
-    /**
-     * The cleaner the calling thread registers its arrays with.
-     *
-     * @return the cleaner
-     */
-    static Cleaner cleaner() {
-        return THREAD_CLEANER.get();
-    }
-
-    private ArrayMemory(DataMemHandler handler, MemoryTraits traits, DType dtype, long[] shape) {
+    private ArrayMemory(NDArray owner, Registry registry, DataMemHandler handler, MemoryTraits traits, DType dtype,
+                        long[] shape) {
+        super(owner, owner == null ? null : Reaper.QUEUE);
+        this.registry = registry;
         this.handler = handler;
         this.traits = traits;
         this.creator = Thread.currentThread();
@@ -134,12 +126,14 @@ final class ArrayMemory implements Runnable {
      * Memory allocated through a handler, owned by datamem, for an owner of a dtype and shape (the
      * shape array is kept, not copied: the caller must not change it).
      */
-    static ArrayMemory owned(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
-                             long[] shape) {
+    static ArrayMemory owned(NDArray owner, DataMemHandler handler, MemorySegment block, long allocatedByteSize,
+                             DType dtype, long[] shape) {
         drainRetired();
         MemoryTraits traits = handler.allocator().traitsOf(block);
-        ArrayMemory m = new ArrayMemory(handler, traits, dtype, shape);
+        Registry r = Registry.mine();
+        ArrayMemory m = new ArrayMemory(owner, r, handler, traits, dtype, shape);
         m.attach(block.address(), allocatedByteSize);
+        r.add(m);
         return m;
     }
 
@@ -147,7 +141,7 @@ final class ArrayMemory implements Runnable {
      * Memory that belongs to someone else: its segment keeps its own scope.
      */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, traits, null, null);
+        ArrayMemory m = new ArrayMemory(null, null, null, traits, null, null);
         m.address = segment.address();
         m.allocatedByteSize = segment.byteSize();
         m.data = segment;
@@ -436,27 +430,57 @@ final class ArrayMemory implements Runnable {
     }
 
     /**
-     * Closes explicitly: refuses new access at once, invalidates what this thread can, and lets
-     * {@link #run()} free (or retire) the block.
+     * Closes explicitly, under one lock: refuses new access at once, invalidates what this thread
+     * can, and frees the block through the handler (or retires it to the thread whose local arena
+     * still reaches it); the phantom reference is cleared and, on the creating thread, dropped from
+     * its registry.
      *
-     * @return false if already freed
      * @throws IllegalStateException if a buffer export is held or a segment is acquired
      * @throws WrongThreadException  if the memory is strictly confined to another thread
      */
-    synchronized boolean prepareClose() {
-        if (freed) {
-            return false;
+    void close() {
+        long addr;
+        long size;
+        synchronized (this) {
+            if (freed) {
+                return;
+            }
+            if (exports > 0) {
+                throw new IllegalStateException("cannot close " + description() + ": " + exports
+                        + " buffer export(s) still held; release them first");
+            }
+            invalidate();
+            closedExplicitly = true;
+            liveGeneration = CLOSING;
+            freed = true;
+            if (local != null) {
+                // Another thread's local arena still reaches the block: that thread frees it.
+                retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
+                local = null;
+                localData = null;
+                localOwner = null;
+                addr = 0;
+                size = -1;
+            } else {
+                addr = address;
+                size = allocatedByteSize;
+            }
         }
-        if (exports > 0) {
-            throw new IllegalStateException("cannot close " + description() + ": " + exports
-                    + " buffer export(s) still held; release them first");
+        unregister();
+        if (size >= 0) {
+            handler.allocator().free(MemorySegment.ofAddress(addr), size);
         }
-        invalidate();
-        closedExplicitly = true;
-        liveGeneration = CLOSING;
-        return true;
     }
 
+    /** No leak action is needed any more: clears the reference, and leaves the registry if on its thread. */
+    private void unregister() {
+        clear();
+        if (registry != null && registry.owner == Thread.currentThread()) {
+            registry.remove(this);
+        }
+    }
+
+    /** The leak action: run by the reaper once the owning array became unreachable (or by close, as a no-op). */
     @Override
     public void run() {
         long addr;
@@ -477,7 +501,7 @@ final class ArrayMemory implements Runnable {
                 MemorySegment.Scope scope = arena.scope();
                 arena = null;
                 data = null;
-                CLEANER.register(scope, this::freeLeaked);
+                Rare.CLEANER.register(scope, this::freeLeaked);
                 return;
             }
             if (leak) {
@@ -499,7 +523,7 @@ final class ArrayMemory implements Runnable {
                 local = null;
                 localData = null;
                 localOwner = null;
-                CLEANER.register(scope, this::freeLeaked);
+                Rare.CLEANER.register(scope, this::freeLeaked);
                 return;
             }
             freed = true;
@@ -534,6 +558,145 @@ final class ArrayMemory implements Runnable {
         }
         handler.allocator().free(MemorySegment.ofAddress(addr), size);
         reportLeak(size);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Registries and the reaper
+
+    /**
+     * What keeps the phantom references of one thread's open owners reachable (a phantom reference
+     * that is itself unreachable is never enqueued, and its leak would go unnoticed). Only the
+     * thread it belongs to changes it while that thread lives: {@link #add} and {@link #remove} are
+     * plain array stores, no lock and no atomic operation, unlike the JDK's {@code Cleaner}, whose
+     * register and clean each take a lock on a shared list. An entry another thread closed (or the
+     * reaper freed) stays until its thread sweeps it out: {@link #add} drops entries whose memory is
+     * {@linkplain #done() done} before it grows the array. Once the thread has ended (which
+     * {@link Thread#isAlive()} makes visible with a happens-before edge), the reaper takes the
+     * registry over: it sweeps it and forgets it once empty. Every registry is also listed in
+     * {@link #ALL}, so a thread's end does not make its open owners' references unreachable.
+     */
+    static final class Registry {
+        private static final ConcurrentLinkedQueue<Registry> ALL = new ConcurrentLinkedQueue<>();
+        private static final ThreadLocal<Registry> MINE = ThreadLocal.withInitial(() -> {
+            Registry r = new Registry(Thread.currentThread());
+            ALL.add(r);
+            Reaper.ensureStarted();
+            return r;
+        });
+
+        final Thread owner;
+        private ArrayMemory[] slots = new ArrayMemory[8];
+        private int count;
+
+        private Registry(Thread owner) {
+            this.owner = owner;
+        }
+
+        static Registry mine() {
+            return MINE.get();
+        }
+
+        // On the owner's thread (or the reaper's, once the owner ended).
+        void add(ArrayMemory m) {
+            if (count == slots.length) {
+                sweep();
+                if (count > slots.length / 2) {
+                    slots = Arrays.copyOf(slots, slots.length * 2);
+                }
+            }
+            m.slot = count;
+            slots[count++] = m;
+        }
+
+        // On the owner's thread (or the reaper's, once the owner ended).
+        void remove(ArrayMemory m) {
+            int i = m.slot;
+            if (i < 0 || i >= count || slots[i] != m) {
+                return;
+            }
+            ArrayMemory last = slots[--count];
+            slots[i] = last;
+            last.slot = i;
+            slots[count] = null;
+            m.slot = -1;
+        }
+
+        /** Drops the entries that need no leak action any more. */
+        void sweep() {
+            for (int i = count - 1; i >= 0; i--) {
+                if (slots[i].done()) {
+                    remove(slots[i]);
+                }
+            }
+        }
+
+        int size() {
+            return count;
+        }
+
+        /** On the reaper: sweeps the registries of ended threads, forgetting those left empty. */
+        static void sweepEnded() {
+            for (Registry r : ALL) {
+                if (!r.owner.isAlive()) {
+                    r.sweep();
+                    if (r.count == 0) {
+                        ALL.remove(r);
+                    }
+                }
+            }
+        }
+
+        /** How many owners all registries hold (tests). */
+        static int registered() {
+            int n = 0;
+            for (Registry r : ALL) {
+                n += r.count;   // racy for live threads: only for tests on quiescent threads
+            }
+            return n;
+        }
+    }
+
+    /** Whether no leak action is needed any more: closed, freed or being freed. Any thread. */
+    boolean done() {
+        return liveGeneration == CLOSING;
+    }
+
+    /** The thread that runs the leak action of leaked owners, and sweeps the registries of ended threads. */
+    private static final class Reaper {
+        static final ReferenceQueue<NDArray> QUEUE = new ReferenceQueue<>();
+        private static final long SWEEP_MILLIS = 1000;
+        private static volatile boolean started;
+
+        static void ensureStarted() {
+            if (!started) {
+                synchronized (Reaper.class) {
+                    if (!started) {
+                        Thread.ofPlatform().name("datamem-array-reaper").daemon(true).start(Reaper::loop);
+                        started = true;
+                    }
+                }
+            }
+        }
+
+        private static void loop() {
+            long lastSweep = System.nanoTime();
+            for (;;) {
+                try {
+                    Reference<? extends NDArray> ref = QUEUE.remove(SWEEP_MILLIS);
+                    if (ref instanceof ArrayMemory m) {
+                        m.run();
+                    }
+                    if (System.nanoTime() - lastSweep >= SWEEP_MILLIS * 1_000_000L) {
+                        Registry.sweepEnded();
+                        lastSweep = System.nanoTime();
+                    }
+                } catch (InterruptedException e) {
+                    // a daemon: keep going
+                } catch (RuntimeException | Error e) {
+                    LOG.log(System.Logger.Level.ERROR, "datamem: freeing a leaked array failed", e);
+                }
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------------

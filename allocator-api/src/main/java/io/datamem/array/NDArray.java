@@ -19,6 +19,7 @@ import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -35,8 +36,9 @@ import java.util.function.LongConsumer;
  * <p>Memory is reached through {@link #segment()}, a {@link MemorySegment} that is bounds-checked
  * and lifetime-checked: once the array is closed (or resized), every segment and view over the old
  * memory throws {@link IllegalStateException} on access, instead of touching freed memory. An owning
- * array that becomes unreachable without being closed is freed by a {@link Cleaner}, logged as a leak
- * and counted in {@link #leakCount()}.
+ * array that becomes unreachable without being closed is freed as a {@link Cleaner} would free it
+ * (through a phantom reference, by datamem's daemon thread {@code datamem-array-reaper}), logged as a
+ * leak and counted in {@link #leakCount()}.
  *
  * <p>Strides are in bytes, as NumPy's. Element accessors take one index per axis; all elements are
  * read and written in native byte order. Arrays on memory the host cannot access (device memory)
@@ -73,7 +75,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private final NDArray base;          // the array a view was made from; null for owners and wrapped arrays
     private final ArrayMemory memory;
     private final boolean owner;
-    private final Cleaner.Cleanable cleanable;  // owners only
     private final DType dtype;
     private final boolean readOnly;
 
@@ -124,7 +125,28 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.shape = shape;
         this.strides = strides;
         this.size = ArrayLayout.elementCount(shape);
-        this.cleanable = owner && memory.handler != null ? ArrayMemory.cleaner().register(this, memory) : null;
+    }
+
+    /**
+     * An owner of a block a handler allocated: its memory is made here, since it is also the phantom
+     * reference to this array that frees a leaked block (see {@link ArrayMemory}).
+     */
+    private NDArray(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                    boolean readOnly, long offset, long[] shape, long[] strides) {
+        this.base = null;
+        this.owner = true;
+        this.dtype = dtype;
+        this.readOnly = readOnly;
+        this.dataAddress = block.address();
+        this.dataByteSize = allocatedByteSize;
+        // A new memory is at its first generation: no need to ask it (a lock) for what we know
+        this.generation = ArrayMemory.FIRST_GENERATION;
+        this.accessGeneration = ArrayMemory.FIRST_GENERATION;
+        this.offset = offset;
+        this.shape = shape;
+        this.strides = strides;
+        this.size = ArrayLayout.elementCount(shape);
+        this.memory = ArrayMemory.owned(this, handler, block, allocatedByteSize, dtype, shape);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -182,7 +204,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
         NDArray array;
         try {
-            array = adoptChecked(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
+            // s is this array's own copy already, and C strides are never changed in place: no more copies
+            array = newOwner(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -243,10 +266,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + " handler '" + handler.name() + "' allocated)");
         }
         ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        long[] ownShape = shape.clone();
-        ArrayMemory memory = ArrayMemory.owned(handler, block, allocatedByteSize, dtype, ownShape.clone());
-        return new NDArray(null, memory, true, dtype, readOnly, null, memory.address(), allocatedByteSize,
-                memory.generation(), byteOffset, ownShape, strides.clone());
+        return newOwner(handler, block, allocatedByteSize, dtype, shape.clone(), strides.clone(), byteOffset, readOnly);
+    }
+
+    /**
+     * An owner over a block, taking {@code shape} and {@code strides} as they are: the caller passes
+     * arrays nobody else changes (shape and stride arrays are never written in place once in an array,
+     * so views and the memory share them).
+     */
+    private static NDArray newOwner(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                                    long[] shape, long[] strides, long byteOffset, boolean readOnly) {
+        return new NDArray(handler, block, allocatedByteSize, dtype, readOnly, byteOffset, shape, strides);
     }
 
     /**
@@ -1424,12 +1454,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     public void close() {
         if (ownsData()) {
             ArrayMemory.drainRetired();
-            if (memory.prepareClose()) {
-                cleanable.clean();
-            }
+            memory.close();
         }
         closed = true;
         accessGeneration = CLOSED_ARRAY;
+        Reference.reachabilityFence(this);   // not enqueued as a leak while closing
     }
 
     // ---------------------------------------------------------------------------------------------
