@@ -816,9 +816,10 @@ public final class Report {
         if (checks.isEmpty()) {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
-        String why = whys.isEmpty() ? "" : String.join("; ", whys) + ". Threads that share a slab update the same"
-                + " occupancy word from two cores (its cache line moves between them); threads beyond the cores"
-                + " also wait for one, which the figure divides out only on average.";
+        String why = whys.isEmpty() ? "" : String.join("; ", whys) + ". Each thread's heap owns its slabs, so the"
+                + " threads share no cache line on the pool's fast path; threads beyond the cores wait for one"
+                + " (time slices, and a preempted thread's slab change holding a depot's lock), which the figure"
+                + " divides out only on average.";
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
     }
 
