@@ -85,10 +85,16 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     /** Most slabs carved from one upstream allocation. */
     static final int MAX_SLABS_PER_RUN = 1 << 16;
     /** The bytes of wholly free slabs a heap keeps per class (at least one slab, at most 8). */
-    private static final long SPARE_BYTES_PER_CLASS = 1 << 20;
-    private static final int MAX_SPARES = 8;
+    private static final long SPARE_BYTES_PER_CLASS = 64 << 10;
+    private static final int MAX_SPARES = 4;
     /** Sizes up to this many bytes find their class in a table (a load instead of arithmetic). */
     private static final int SMALL_TABLE_BYTES = 1024;
+    /**
+     * The bytes of wholly free slabs the depot keeps per class (at least one slab, at most 64);
+     * older ones go back to the upstream, where other sizes can use the memory.
+     */
+    private static final long DEPOT_BYTES_PER_CLASS = 128 << 10;
+    private static final int MAX_DEPOT_SLABS = 64;
     /** How many slab growths pass between two collections of the heaps of ended threads. */
     private static final int REAP_EVERY_GROWTHS = 16;
     /** The size of the table that finds a thread's heap by its id before the thread-local does. */
@@ -207,6 +213,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final long[] slabByteSizes;
     private final long[] slabMasks;
     private final int[] spareCapacity;    // wholly free slabs a heap keeps per class
+    private final int[] depotCapacity;    // wholly free slabs the depot keeps per class
     private final Depot[] depots;
     private final ThreadLocal<Heap> heaps = new ThreadLocal<>();
     private final Heap[] heapSlots = new Heap[HEAP_SLOTS];
@@ -215,7 +222,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     private final Heap depotOwner;        // the owner of slabs in the depot: never allocates
     private final Object indexLock = new Object();
     private final Object trimLock = new Object();
-    private volatile RunIndex index = RunIndex.EMPTY;
+    private final RunMap index;           // address -> run -> slab
     private volatile int flushEpoch;
     private volatile boolean closed;
     // Every live block the upstream allocated directly (requests above maxPooledByteSize, and calloc
@@ -268,12 +275,16 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             smallClassTable[i] = (byte) searchClass(i * 16L);   // -1 above the largest class
         }
         long runTarget = Math.max(options.slabByteSize(), Math.max(upstreamAlignment, upstreamTraits.pageSize()));
+        // Every run is longer than half the run target (or a slab alone, longer still): the index's
+        // granule is at most that, so that a granule meets at most two runs.
+        this.index = new RunMap(Long.numberOfTrailingZeros(Math.min(64L << 10, Long.highestOneBit(runTarget) / 2)));
         int n = classSizes.length;
         this.blocksPerSlab = new int[n];
         this.slabsPerRun = new int[n];
         this.slabByteSizes = new long[n];
         this.slabMasks = new long[n];
         this.spareCapacity = new int[n];
+        this.depotCapacity = new int[n];
         this.depots = new Depot[n];
         for (int c = 0; c < n; c++) {
             long size = classSizes[c];
@@ -282,6 +293,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             slabByteSizes[c] = size * blocksPerSlab[c];
             slabMasks[c] = blocksPerSlab[c] == 64 ? -1L : (1L << blocksPerSlab[c]) - 1;
             spareCapacity[c] = Math.clamp(SPARE_BYTES_PER_CLASS / slabByteSizes[c], 1, MAX_SPARES);
+            depotCapacity[c] = Math.clamp(DEPOT_BYTES_PER_CLASS / slabByteSizes[c], 1, MAX_DEPOT_SLABS);
             depots[c] = new Depot();
         }
         this.shared = new Heap(null, n, 0);
@@ -666,13 +678,17 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         int c = s.classIndex;
         Depot d = depots[c];
         boolean over;
+        boolean full;
         synchronized (d) {
             s.owner = depotOwner;
             d.push(s);
+            full = d.count > depotCapacity[c];
         }
         over = depotBytes.addAndGet(slabByteSizes[c]) > options.maxRetainedByteSize();
         if (over) {
             releaseFreeSlabs(c);
+        } else if (full) {
+            releaseFreeSlabs(c, depotCapacity[c]);   // the oldest go back: other sizes can use the memory
         }
     }
 
@@ -754,9 +770,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (run == null) {
             int slots = slabsPerRun[c];
             MemorySegment base = upstream.malloc(slabBytes * slots);
-            if (base.address() == 0 && slots > 1) {
-                slots = 1;   // no room for a whole run: one slab alone
-                base = upstream.malloc(slabBytes);
+            int fewest = (int) Math.min(slots, (index.granule() + slabBytes - 1) / slabBytes);
+            if (base.address() == 0 && fewest < slots) {
+                // No room for a whole run: the fewest slabs that still cover a granule of the index.
+                slots = fewest;
+                base = upstream.malloc(slabBytes * slots);
             }
             if (base.address() == 0) {
                 return null;
@@ -765,7 +783,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             upstreamBytes.addAndGet(run.byteSize());
             d.partialRuns.add(run);
             synchronized (indexLock) {
-                index = index.with(run);
+                index.add(run);
             }
         }
         int slot = run.take();
@@ -951,14 +969,28 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * left with no slab.
      */
     private void releaseFreeSlabs(int c) {
+        releaseFreeSlabs(c, 0);
+    }
+
+    /** Releases the oldest free slabs of a class in the depot, keeping the newest {@code keepSlabs}. */
+    private void releaseFreeSlabs(int c, int keepSlabs) {
         Depot d = depots[c];
         List<Slab> released = new ArrayList<>();
         List<Run> emptied = new ArrayList<>();
         synchronized (d) {
-            int keep = 0;
+            int eligible = 0;
             for (int i = 0; i < d.count; i++) {
                 Slab s = d.slabs[i];
                 if (s.remote == 0 && s.free == s.mask) {
+                    eligible++;
+                }
+            }
+            int release = eligible - keepSlabs;
+            int keep = 0;
+            for (int i = 0; i < d.count; i++) {
+                Slab s = d.slabs[i];
+                if (release > 0 && s.remote == 0 && s.free == s.mask) {
+                    release--;
                     s.released = true;
                     released.add(s);
                 } else {
@@ -984,7 +1016,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             }
             if (!emptied.isEmpty()) {
                 synchronized (indexLock) {
-                    index = index.without(emptied);
+                    for (Run r : emptied) {
+                        index.remove(r);
+                    }
                 }
             }
         }
@@ -1461,58 +1495,117 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     }
 
     /**
-     * Runs sorted by base address, replaced as a whole when runs come and go (far less often than
-     * slabs: a run holds up to 65,536 of them); a run maps an address to its slab by its slot.
+     * Finds the run, and so the slab, an address lies in, without a lock: a two-level table of
+     * granules (a power of two no longer than any run), each granule holding the run that covers
+     * its first byte and the run that starts inside it (runs are at least a granule long, so there
+     * is at most one of each). Adding or removing a run writes its granules' entries under the
+     * pool's index lock: no copy of the whole index, so runs can come and go often.
      */
-    static final class RunIndex {
-        static final RunIndex EMPTY = new RunIndex(new long[0], new Run[0]);
+    static final class RunMap {
+        private static final int LEAF_BITS = 14;
+        private static final int LEAF_MASK = (1 << LEAF_BITS) - 1;
 
-        final long[] bases;
-        final Run[] runs;
+        /** One leaf: {@code 2^LEAF_BITS} consecutive granules. */
+        private static final class Leaf {
+            final long key;
+            final Run[] covering = new Run[1 << LEAF_BITS];
+            final Run[] starting = new Run[1 << LEAF_BITS];
 
-        RunIndex(long[] bases, Run[] runs) {
-            this.bases = bases;
-            this.runs = runs;
+            Leaf(long key) {
+                this.key = key;
+            }
+        }
+
+        private final int shift;
+        private volatile Leaf[] leaves = new Leaf[0];   // sorted by key; replaced when one is added
+        private final Set<Run> runs = ConcurrentHashMap.newKeySet();
+
+        RunMap(int shift) {
+            this.shift = shift;
+        }
+
+        long granule() {
+            return 1L << shift;
         }
 
         Slab find(long address) {
-            int i = Arrays.binarySearch(bases, address);
-            if (i < 0) {
-                i = -i - 2;
-            }
-            if (i < 0) {
+            long g = address >>> shift;
+            Leaf leaf = leaf(g >>> LEAF_BITS);
+            if (leaf == null) {
                 return null;
             }
-            Run r = runs[i];
-            return address < r.end ? r.find(address) : null;
-        }
-
-        RunIndex with(Run run) {
-            int i = -Arrays.binarySearch(bases, run.base) - 1;
-            long[] b = new long[bases.length + 1];
-            Run[] r = new Run[runs.length + 1];
-            System.arraycopy(bases, 0, b, 0, i);
-            System.arraycopy(runs, 0, r, 0, i);
-            b[i] = run.base;
-            r[i] = run;
-            System.arraycopy(bases, i, b, i + 1, bases.length - i);
-            System.arraycopy(runs, i, r, i + 1, runs.length - i);
-            return new RunIndex(b, r);
-        }
-
-        RunIndex without(List<Run> gone) {
-            Set<Run> g = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            g.addAll(gone);
-            int n = 0;
-            long[] b = new long[bases.length];
-            Run[] r = new Run[runs.length];
-            for (int i = 0; i < runs.length; i++) {
-                if (!g.contains(runs[i])) {
-                    b[n] = bases[i];
-                    r[n++] = runs[i];
+            int i = (int) g & LEAF_MASK;
+            Run r = leaf.covering[i];
+            if (r == null || address < r.base || address >= r.end) {
+                r = leaf.starting[i];
+                if (r == null || address < r.base || address >= r.end) {
+                    return null;
                 }
             }
-            return new RunIndex(Arrays.copyOf(b, n), Arrays.copyOf(r, n));
+            return r.find(address);
+        }
+
+        private Leaf leaf(long key) {
+            Leaf[] l = leaves;
+            int lo = 0;
+            int hi = l.length - 1;
+            while (lo <= hi) {
+                int mid = (lo + hi) >>> 1;
+                long k = l[mid].key;
+                if (k < key) {
+                    lo = mid + 1;
+                } else if (k > key) {
+                    hi = mid - 1;
+                } else {
+                    return l[mid];
+                }
+            }
+            return null;
+        }
+
+        /** Enters a run. Caller holds the index lock. */
+        void add(Run r) {
+            runs.add(r);
+            set(r, r);
+        }
+
+        /** Takes a run out. Caller holds the index lock. */
+        void remove(Run r) {
+            set(r, null);
+            runs.remove(r);
+        }
+
+        private void set(Run r, Run value) {
+            long first = r.base >>> shift;
+            long last = (r.end - 1) >>> shift;
+            for (long g = first; g <= last; g++) {
+                Leaf leaf = leaf(g >>> LEAF_BITS);
+                if (leaf == null) {
+                    leaf = addLeaf(g >>> LEAF_BITS);
+                }
+                int i = (int) g & LEAF_MASK;
+                if (g == first && (r.base & ((1L << shift) - 1)) != 0) {
+                    if (value != null || leaf.starting[i] == r) {
+                        leaf.starting[i] = value;
+                    }
+                } else if (value != null || leaf.covering[i] == r) {
+                    leaf.covering[i] = value;
+                }
+            }
+        }
+
+        private Leaf addLeaf(long key) {
+            Leaf[] l = leaves;
+            Leaf leaf = new Leaf(key);
+            Leaf[] next = Arrays.copyOf(l, l.length + 1);
+            int i = l.length;
+            while (i > 0 && next[i - 1].key > key) {
+                next[i] = next[i - 1];
+                i--;
+            }
+            next[i] = leaf;
+            leaves = next;
+            return leaf;
         }
 
         /** The slabs carved now (a snapshot per run). */
