@@ -65,7 +65,7 @@ import java.util.concurrent.atomic.LongAdder;
  * bitmap, and the slab is pushed on its owner's remote stack (once, when its remote bitmap stops
  * being empty); the owner collects those blocks when its current slab runs out. A slab changes
  * owner only while every one of its blocks is free: an owner gives a slab that became wholly free
- * to the shared depot (keeping a few spares per class, up to 1 MiB), and takes slabs from it, or carves new ones,
+ * to the shared depot (keeping a few spares per class), and takes slabs from it, or carves new ones,
  * when it needs more. Virtual threads share one heap under a lock (a heap per virtual thread would
  * strand memory) and free like other threads do. The heaps of threads that have ended are
  * collected by {@link #trim()}, and now and then when the pool grows.
@@ -84,7 +84,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
     static final int MAX_BLOCKS_PER_SLAB = 64;
     /** Most slabs carved from one upstream allocation. */
     static final int MAX_SLABS_PER_RUN = 1 << 16;
-    /** The bytes of wholly free slabs a heap keeps per class (at least one slab, at most 8). */
+    /** The bytes of wholly free slabs a heap keeps per class (at least one slab, at most 4). */
     private static final long SPARE_BYTES_PER_CLASS = 64 << 10;
     private static final int MAX_SPARES = 4;
     /** Sizes up to this many bytes find their class in a table (a load instead of arithmetic). */
