@@ -72,9 +72,11 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>{@link #trim()} returns to the upstream every slab whose blocks are all free and that sits
  * in the depot, after giving the calling thread's wholly free slabs (and those of ended threads)
- * to the depot; other threads give theirs at their next slab change. Free slabs in the depot beyond
- * {@link Options#maxRetainedByteSize()} are returned at once. {@link #close()} trims and refuses
- * further allocations.
+ * to the depot; other threads give theirs at their next slab change. The depot keeps a small
+ * reserve of free slabs per class (128 KiB, at least one slab) and returns older ones at once, as
+ * it does with every free slab beyond {@link Options#maxRetainedByteSize()}; a run whose slabs
+ * are all returned goes back to the upstream. {@link #close()} trims and refuses further
+ * allocations.
  *
  * <p>Thread-safe.
  */
