@@ -430,6 +430,22 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     }
 
     /**
+     * When the creating thread's local arena still reaches the block, hands the block to that thread
+     * to free (it alone may close the arena) and forgets the arena; false when there is none. Caller
+     * holds this memory's lock and has marked it freed.
+     */
+    private boolean retireToLocalOwner() {
+        if (local == null) {
+            return false;
+        }
+        retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
+        local = null;
+        localData = null;
+        localOwner = null;
+        return true;
+    }
+
+    /**
      * Closes explicitly, under one lock: refuses new access at once, invalidates what this thread
      * can, and frees the block through the handler (or retires it to the thread whose local arena
      * still reaches it); the phantom reference is cleared and, on the creating thread, dropped from
@@ -453,12 +469,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             closedExplicitly = true;
             liveGeneration = CLOSING;
             freed = true;
-            if (local != null) {
-                // Another thread's local arena still reaches the block: that thread frees it.
-                retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
-                local = null;
-                localData = null;
-                localOwner = null;
+            if (retireToLocalOwner()) {
                 addr = 0;
                 size = -1;
             } else {
@@ -527,12 +538,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
                 return;
             }
             freed = true;
-            if (local != null) {
-                // The creating thread's local arena still reaches the block: that thread frees it.
-                retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
-                local = null;
-                localData = null;
-                localOwner = null;
+            if (retireToLocalOwner()) {
                 return;
             }
             addr = address;
