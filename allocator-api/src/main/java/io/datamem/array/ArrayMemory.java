@@ -424,6 +424,20 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         localOwner = keptOwner;
     }
 
+    /**
+     * After a resize whose {@code realloc} threw with the block freed (a guard below found an
+     * overrun): the memory is gone, as after a close, without freeing it again. Call after
+     * {@link #invalidate()} returned true.
+     */
+    void released() {
+        synchronized (this) {
+            closedExplicitly = true;
+            liveGeneration = CLOSING;
+            freed = true;
+        }
+        unregister();
+    }
+
     /** After a successful resize (no local arena over the old block is left: closed or retired). */
     synchronized void reattach(long newAddress, long newAllocatedByteSize) {
         attach(newAddress, newAllocatedByteSize);

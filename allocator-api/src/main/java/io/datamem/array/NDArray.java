@@ -15,6 +15,7 @@ import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Strides;
+import io.datamem.spi.BlockReleased;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
@@ -1359,6 +1360,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                    thread and was reached through a segment; nothing changes
      * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
      *                                    contents
+     * @throws RuntimeException           whatever else the handler's allocator throws: the array keeps its
+     *                                    old shape and contents, unless the exception says the block
+     *                                    was freed ({@link BlockReleased}, as a guard that found an
+     *                                    overrun does); the array is then closed
      */
     public void resize(long... newShape) {
         checkOpen();
@@ -1395,6 +1400,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 moved = unreachable ? handler.allocator().realloc(old, oldAllocated, newBytes)
                         : moveAside(handler.allocator(), old, oldAllocated, newBytes);
             } catch (RuntimeException | Error e) {
+                if (unreachable && BlockReleased.by(e)) {
+                    memory.released();   // the allocator freed the block: the array is closed
+                    data = null;
+                    throw e;
+                }
                 memory.reattach();
                 data = null;
                 generation = memory.generation();

@@ -1,5 +1,7 @@
 package io.datamem.impl;
 
+import io.datamem.spi.BlockReleased;
+
 import java.util.Objects;
 
 /**
@@ -15,7 +17,7 @@ import java.util.Objects;
  * account the block as freed (a {@code realloc} as a free of the old block: nothing new was
  * allocated); any other exception leaves their accounting as it was.
  */
-public final class GuardViolationException extends IllegalArgumentException {
+public final class GuardViolationException extends IllegalArgumentException implements BlockReleased {
 
     private static final long serialVersionUID = 1L;
 
@@ -57,7 +59,7 @@ public final class GuardViolationException extends IllegalArgumentException {
 
     /** Whether a {@code free} or {@code realloc} that threw {@code t} freed its block anyway. */
     static boolean released(Throwable t) {
-        return t instanceof GuardViolationException g && g.blockReleased;
+        return BlockReleased.by(t);
     }
 
     /**

@@ -61,6 +61,34 @@ class GuardReleaseAccountingTest {
         assertEquals(0, tracking.liveCount(), tracking.leakReport());
     }
 
+    /**
+     * An array resized over a block the guard finds overrun: the guard frees the block and throws;
+     * the array is then closed and its close frees nothing again (no double free for the guard to
+     * catch, and the figures above stay true).
+     */
+    @Test
+    void anArrayResizedOverAnOverrunBlockIsClosedAndNotFreedTwice() {
+        DataMemHandler h = DataMem.createHandler("aligned64+guard+stats+tracking");
+        StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        TrackingAdaptor tracking = AllocatorStack.find(h, TrackingAdaptor.class).orElseThrow();
+        GuardAdaptor guard = AllocatorStack.find(h, GuardAdaptor.class).orElseThrow();
+        io.datamem.array.NDArray a = DataMem.callWith(h,
+                () -> io.datamem.array.NDArray.empty(io.datamem.array.DType.FLOAT64, 8));
+        a.setDouble(1.0, 0);
+        overrun(MemorySegment.ofAddress(a.address()), 64);
+        GuardViolationException e = assertThrows(GuardViolationException.class, () -> a.resize(1000));
+        assertTrue(e.blockReleased());
+        assertTrue(a.isClosed(), "the array's memory is gone");
+        assertThrows(IllegalStateException.class, () -> a.getDouble(0));
+        a.close();                                         // a no-op: nothing is freed twice
+        assertEquals(0, guard.liveCount());
+        assertEquals(0, stats.currentBytes());
+        assertEquals(1, stats.frees(), "one free, the guard's");
+        assertEquals(0, tracking.liveCount(), tracking.leakReport());
+        guard.drainQuarantine();
+        assertEquals(1, guard.violations().size(), "only the overrun: " + guard.report());
+    }
+
     @Test
     void aMisuseTheGuardRefusesLeavesTheBlockLiveAbove() {
         DataMemHandler h = DataMem.createHandler("aligned64+guard+limit=1m+stats+tracking");
