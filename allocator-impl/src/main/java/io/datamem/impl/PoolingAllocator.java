@@ -626,12 +626,9 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      */
     private void collectRemote(Heap heap) {
         if (heap.remoteHead == null) {
-            return;
+            return;   // the common case: no lambda made
         }
-        Slab s = (Slab) REMOTE_HEAD.getAndSet(heap, (Slab) null);
-        while (s != null) {
-            Slab next = s.nextRemote;
-            s.nextRemote = null;
+        forEachRemote(heap, s -> {
             Heap owner = s.owner;
             if (owner != heap) {
                 push(owner, s);
@@ -647,8 +644,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                     settle(heap, s);
                 }
             }
-            s = next;
-        }
+        });
     }
 
     private static boolean isSpare(Heap heap, Slab s) {
@@ -734,10 +730,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
         if (depotOwner.remoteHead == null) {
             return;
         }
-        Slab s = (Slab) REMOTE_HEAD.getAndSet(depotOwner, (Slab) null);
-        while (s != null) {
-            Slab next = s.nextRemote;
-            s.nextRemote = null;
+        forEachRemote(depotOwner, s -> {
             Depot d = depots[s.classIndex];
             synchronized (d) {
                 Heap owner = s.owner;
@@ -750,6 +743,19 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                     }
                 }
             }
+        });
+    }
+
+    /**
+     * Takes a heap's whole remote stack with one swap and hands each slab on it to {@code action},
+     * its link cleared first (so the action may push it on another stack).
+     */
+    private static void forEachRemote(Heap heap, java.util.function.Consumer<Slab> action) {
+        Slab s = (Slab) REMOTE_HEAD.getAndSet(heap, (Slab) null);
+        while (s != null) {
+            Slab next = s.nextRemote;
+            s.nextRemote = null;
+            action.accept(s);
             s = next;
         }
     }
