@@ -203,31 +203,6 @@ final class ArrayLayout {
         return off;
     }
 
-    /** The byte offset of element {@code [i]} of a 1-axis layout. */
-    static long offset1(long[] shape, long[] strides, long offset, long i) {
-        if (shape.length != 1) {
-            throw wrongIndexCount(shape, 1);
-        }
-        if (i < 0 || i >= shape[0]) {
-            throw outOfBounds(shape, i, 0);
-        }
-        return offset + i * strides[0];
-    }
-
-    /** The byte offset of element {@code [i, j]} of a 2-axis layout. */
-    static long offset2(long[] shape, long[] strides, long offset, long i, long j) {
-        if (shape.length != 2) {
-            throw wrongIndexCount(shape, 2);
-        }
-        if (i < 0 || i >= shape[0]) {
-            throw outOfBounds(shape, i, 0);
-        }
-        if (j < 0 || j >= shape[1]) {
-            throw outOfBounds(shape, j, 1);
-        }
-        return offset + i * strides[0] + j * strides[1];
-    }
-
     static IllegalArgumentException wrongIndexCount(long[] shape, int given) {
         return new IllegalArgumentException("index has " + given + " value(s) (expected: " + shape.length
                 + ", one per axis of shape " + Arrays.toString(shape) + ")");

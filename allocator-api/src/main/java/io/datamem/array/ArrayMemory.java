@@ -5,6 +5,8 @@ import io.datamem.MemoryTraits;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
@@ -83,10 +85,31 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     /**
      * The generation arrays may use the memory at: {@link #generation} while open, {@link #CLOSING}
      * once a close has begun. Element accessors compare it with their array's generation on every
-     * access (a plain load on x86): a closed or resized memory is refused even through a segment
-     * whose arena another thread must close.
+     * access: a closed or resized memory is refused even through a segment whose arena another
+     * thread must close. The accessors read it in plain mode ({@link #liveGenerationPlain()}): a
+     * close that happens-before an access is seen by it, as the close's other writes are; an access
+     * racing a close may still pass, and then reaches a block that is not yet returned, since the
+     * block goes back only after every arena over it is closed. A volatile read would order every
+     * later load after it: the compiler could then not keep the array's fields in registers across a
+     * loop of accessor calls, and such a loop cost 2 ns per element instead of the segment's 0.08
+     * (see docs/decisions.md).
      */
     volatile int liveGeneration;
+
+    private static final VarHandle LIVE_GENERATION;
+
+    static {
+        try {
+            LIVE_GENERATION = MethodHandles.lookup().findVarHandle(ArrayMemory.class, "liveGeneration", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** {@link #liveGeneration}, read in plain mode: the element accessors' check (see there). */
+    int liveGenerationPlain() {
+        return (int) LIVE_GENERATION.get(this);
+    }
 
     // Guarded by 'this'.
     private long address;

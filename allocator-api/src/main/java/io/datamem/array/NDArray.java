@@ -108,6 +108,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private long[] strides;
     private long size;
     private boolean closed;
+    // The 1- and 2-axis accessors' layout as fields, so that they load no array and check no length
+    // (see layout()): an axis's length is 0 when the array has another number of axes, so that the
+    // bounds check alone refuses the call, and the slow path says why.
+    private long length1;
+    private long rows2;
+    private long columns2;
+    private long stride0;
+    private long stride1;
 
     private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
                     MemorySegment data, long dataAddress, long dataByteSize, int generation, long offset,
@@ -126,6 +134,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.shape = shape;
         this.strides = strides;
         this.size = ArrayLayout.elementCount(shape);
+        layout();
     }
 
     /**
@@ -147,7 +156,61 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.shape = shape;
         this.strides = strides;
         this.size = ArrayLayout.elementCount(shape);
+        layout();
         this.memory = ArrayMemory.owned(this, handler, block, allocatedByteSize, dtype, shape);
+    }
+
+    /** Copies the first two axes of {@link #shape} and {@link #strides} into the accessors' fields. */
+    private void layout() {
+        int n = shape.length;
+        length1 = n == 1 ? shape[0] : 0;
+        rows2 = n == 2 ? shape[0] : 0;
+        columns2 = n == 2 ? shape[1] : 0;
+        stride0 = n > 0 ? strides[0] : 0;
+        stride1 = n > 1 ? strides[1] : 0;
+    }
+
+    /** The byte offset of element {@code [i]} of a 1-axis array: one unsigned comparison. */
+    private long offset1(long i) {
+        try {
+            Objects.checkIndex(i, length1);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i);
+        }
+        return offset + scaled(i, stride0);
+    }
+
+    /** The byte offset of element {@code [i, j]} of a 2-axis array: two unsigned comparisons. */
+    private long offset2(long i, long j) {
+        try {
+            Objects.checkIndex(i, rows2);
+            Objects.checkIndex(j, columns2);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i, j);
+        }
+        return offset + scaled(i, stride0) + scaled(j, stride1);
+    }
+
+    /**
+     * {@code index * stride}, written so that the compiler sees a constant scale for the common
+     * stride of 8 bytes (contiguous 8-byte elements): a loop over such an array then compiles as a
+     * loop over the segment does (unrolled and vectorised), the other strides on a copy of the loop.
+     */
+    private static long scaled(long index, long stride) {
+        return stride == Long.BYTES ? index * Long.BYTES : index * stride;
+    }
+
+    /** Why {@link #offset1} or {@link #offset2} refused an index: the number of axes, or an axis's bounds. */
+    private RuntimeException badIndex(long... index) {
+        if (shape.length != index.length) {
+            return ArrayLayout.wrongIndexCount(shape, index.length);
+        }
+        for (int axis = 0; axis < index.length; axis++) {
+            if (index[axis] < 0 || index[axis] >= shape[axis]) {
+                return ArrayLayout.outOfBounds(shape, index[axis], axis);
+            }
+        }
+        throw new AssertionError("index " + Arrays.toString(index) + " is within shape " + Arrays.toString(shape));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -593,7 +656,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     MemorySegment hostData() {
         MemorySegment d = data;
-        if (d != null && memory.liveGeneration == accessGeneration && d.isAccessibleBy(Thread.currentThread())) {
+        if (d != null && memory.liveGenerationPlain() == accessGeneration
+                && d.isAccessibleBy(Thread.currentThread())) {
             return d;
         }
         checkOpen();
@@ -716,7 +780,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i) {
         MemorySegment d = hostData();
-        long off = ArrayLayout.offset1(shape, strides, offset, i);
+        long off = offset1(i);
         try {
             return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -738,7 +802,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i) {
         MemorySegment d = writableData();
-        long off = ArrayLayout.offset1(shape, strides, offset, i);
+        long off = offset1(i);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -761,7 +825,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i, long j) {
         MemorySegment d = hostData();
-        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
+        long off = offset2(i, j);
         try {
             return ElementCodec.readDouble(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -784,7 +848,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i, long j) {
         MemorySegment d = writableData();
-        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
+        long off = offset2(i, j);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -806,7 +870,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i) {
         MemorySegment d = hostData();
-        long off = ArrayLayout.offset1(shape, strides, offset, i);
+        long off = offset1(i);
         try {
             return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -828,7 +892,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i) {
         MemorySegment d = writableData();
-        long off = ArrayLayout.offset1(shape, strides, offset, i);
+        long off = offset1(i);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -851,7 +915,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public long getLong(long i, long j) {
         MemorySegment d = hostData();
-        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
+        long off = offset2(i, j);
         try {
             return ElementCodec.readLong(dtype, d, off);
         } catch (IllegalStateException e) {
@@ -874,7 +938,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setLong(long value, long i, long j) {
         MemorySegment d = writableData();
-        long off = ArrayLayout.offset2(shape, strides, offset, i, j);
+        long off = offset2(i, j);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
         } catch (IllegalStateException e) {
@@ -1431,6 +1495,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             shape = s;
             strides = ArrayLayout.cStrides(dtype, s);
             size = count;
+            layout();
             if (newBytes > oldBytes && memory.traits.hostAccessible()) {
                 // Under the memory's lock: nobody can free the block meanwhile.
                 MemorySegment.ofAddress(dataAddress).reinterpret(newBytes).asSlice(oldBytes, newBytes - oldBytes)

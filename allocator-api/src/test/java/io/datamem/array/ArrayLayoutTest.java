@@ -83,21 +83,18 @@ class ArrayLayoutTest {
     }
 
     @Test
-    void elementOffsetsWithOneTwoOrAnyIndices() {
+    void elementOffsetsOfAnyNumberOfAxes() {
         long[] shape = {3, 4};
         long[] strides = {-32, 8};
         assertEquals(100 - 64 + 24, ArrayLayout.elementOffset(shape, strides, 100, new long[] {2, 3}));
-        assertEquals(100 - 64 + 24, ArrayLayout.offset2(shape, strides, 100, 2, 3));
-        assertEquals(100 + 16, ArrayLayout.offset1(new long[] {5}, new long[] {8}, 100, 2));
         assertEquals(100, ArrayLayout.elementOffset(new long[0], new long[0], 100, new long[0]));
         assertEquals("index has 1 value(s) (expected: 2, one per axis of shape [3, 4])",
                 assertThrows(IllegalArgumentException.class,
-                        () -> ArrayLayout.offset1(shape, strides, 0, 0)).getMessage());
+                        () -> ArrayLayout.elementOffset(shape, strides, 0, new long[] {0})).getMessage());
         assertEquals("index 4 is out of bounds for axis 1 with size 4", assertThrows(IndexOutOfBoundsException.class,
-                () -> ArrayLayout.offset2(shape, strides, 0, 0, 4)).getMessage());
+                () -> ArrayLayout.elementOffset(shape, strides, 0, new long[] {0, 4})).getMessage());
         assertEquals("index -1 is out of bounds for axis 0 with size 3", assertThrows(IndexOutOfBoundsException.class,
                 () -> ArrayLayout.elementOffset(shape, strides, 0, new long[] {-1, 0})).getMessage());
-        assertThrows(IllegalArgumentException.class, () -> ArrayLayout.offset2(new long[] {5}, new long[] {8}, 0, 0, 0));
         assertThrows(IllegalArgumentException.class,
                 () -> ArrayLayout.elementOffset(shape, strides, 0, new long[] {0}));
     }

@@ -65,6 +65,61 @@ class FixedArityAccessTest {
         assertThrows(IllegalStateException.class, () -> a.setLong(1, 0, 0));
     }
 
+    @Test
+    void everyStrideAndExtremeIndex() {
+        try (Arena arena = Arena.ofConfined()) {
+            NDArray a = NDArray.wrap(arena.allocate(8 * 12, 8), DType.FLOAT64, 3, 4);
+            for (long i = 0; i < 3; i++) {
+                for (long j = 0; j < 4; j++) {
+                    a.setDouble(i * 4 + j, i, j);
+                }
+            }
+            NDArray t = a.transpose();                                   // strides {8, 32}
+            NDArray reversed = a.reshape(12).slice(Slice.range(11, -13, -1));   // stride -8
+            NDArray everyThird = a.reshape(12).slice(Slice.every(3));          // stride 24
+            for (long i = 0; i < 4; i++) {
+                for (long j = 0; j < 3; j++) {
+                    assertEquals(j * 4 + i, t.getDouble(i, j));
+                }
+            }
+            for (long i = 0; i < 12; i++) {
+                assertEquals(11 - i, reversed.getDouble(i));
+            }
+            for (long i = 0; i < 4; i++) {
+                assertEquals(3 * i, everyThird.getDouble(i));
+            }
+            for (long bad : new long[] {Long.MIN_VALUE, -1, 12, Long.MAX_VALUE}) {
+                assertEquals("index " + bad + " is out of bounds for axis 0 with size 12",
+                        assertThrows(IndexOutOfBoundsException.class, () -> reversed.getDouble(bad)).getMessage());
+            }
+            assertEquals("index " + Long.MIN_VALUE + " is out of bounds for axis 1 with size 3",
+                    assertThrows(IndexOutOfBoundsException.class, () -> t.setDouble(0, 3, Long.MIN_VALUE)).getMessage());
+            NDArray scalar = a.select(0, 1).select(0, 2);
+            assertEquals("index has 1 value(s) (expected: 0, one per axis of shape [])",
+                    message(() -> scalar.getDouble(0)));
+            NDArray empty = a.slice(Slice.range(1, 1), Slice.all());
+            assertEquals("index 0 is out of bounds for axis 0 with size 0",
+                    assertThrows(IndexOutOfBoundsException.class, () -> empty.getDouble(0, 0)).getMessage());
+            a.close();
+        }
+    }
+
+    @Test
+    void aResizedOwnerChecksItsNewShape() {
+        try (NDArray a = NDArray.zeros(DType.FLOAT64, 4)) {
+            a.setDouble(1, 3);
+            a.resize(2, 5);
+            assertEquals(1, a.getDouble(0, 3));
+            a.setDouble(7, 1, 4);
+            assertEquals(7, a.getDouble(1, 4));
+            assertThrows(IndexOutOfBoundsException.class, () -> a.getDouble(2, 0));
+            assertThrows(IllegalArgumentException.class, () -> a.getDouble(3));
+            a.resize(6);
+            assertEquals(0, a.getDouble(5));
+            assertThrows(IndexOutOfBoundsException.class, () -> a.getDouble(6));
+        }
+    }
+
     private static String message(Runnable r) {
         return assertThrows(IllegalArgumentException.class, r::run).getMessage();
     }

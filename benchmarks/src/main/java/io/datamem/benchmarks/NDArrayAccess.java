@@ -19,15 +19,20 @@ import java.util.concurrent.TimeUnit;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 
 /**
- * One element read or written, as a user writes it: through {@link NDArray}'s accessors
- * ({@code a.getDouble(i)}, {@code a.setDouble(v, i, j)}: the index is a varargs array, which the call
- * site builds), through the array's raw {@link MemorySegment} ({@code segment.getAtIndex(JAVA_DOUBLE,
- * i)}) and through a Java {@code double[]}. A 1-D index addresses a float64 vector of
- * {@value #ROWS} × {@value #COLUMNS} elements; a 2-D index a {@value #ROWS} × {@value #COLUMNS}
+ * One element read or written, as a user writes it: through {@link NDArray}'s accessors for one
+ * and two indices ({@code a.getDouble(i)}, {@code a.setDouble(v, i, j)}: no index array), through the
+ * array's raw {@link MemorySegment} ({@code segment.getAtIndex(JAVA_DOUBLE, i)}) and through a Java
+ * {@code double[]}. A 1-D index addresses a float64 vector of {@value #ROWS} × {@value #COLUMNS}
+ * elements; a 2-D index a {@value #ROWS} × {@value #COLUMNS}
  * matrix, which the raw variants address as {@code i * columns + j}. Both fit the L1 cache.
  *
  * <p>The indices and the value live in fields, so that the compiler cannot fold them into constants;
  * the benchmark itself allocates nothing.
+ *
+ * <p>The {@code Sum} and {@code Fill} benchmarks are the loops users write: every element of the
+ * vector (1-D) or the matrix (2-D, row by row) read and summed, or written, in one operation of
+ * {@value #ROWS} × {@value #COLUMNS} accesses. A single access measures the accessor's checks end
+ * to end; a loop shows what is left of them once the compiler has hoisted what does not change.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -179,5 +184,171 @@ public class NDArrayAccess {
     @Benchmark
     public void arraySet2d() {
         matrixArray[row * columns + column] = value;
+    }
+
+    /**
+     * {@code for (i) s += a.getDouble(i)} over the vector.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double ndarraySum1d() {
+        NDArray a = vector;
+        double s = 0;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            s += a.getDouble(i);
+        }
+        return s;
+    }
+
+    /**
+     * {@code for (i) s += segment.getAtIndex(JAVA_DOUBLE, i)} over the vector.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double segmentSum1d() {
+        MemorySegment m = vectorSegment;
+        double s = 0;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            s += m.getAtIndex(JAVA_DOUBLE, i);
+        }
+        return s;
+    }
+
+    /**
+     * {@code for (i) s += array[i]} over the vector.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double arraySum1d() {
+        double[] a = vectorArray;
+        double s = 0;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            s += a[i];
+        }
+        return s;
+    }
+
+    /** {@code for (i) a.setDouble(v, i)} over the vector. */
+    @Benchmark
+    public void ndarrayFill1d() {
+        NDArray a = vector;
+        double v = value;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            a.setDouble(v, i);
+        }
+    }
+
+    /** {@code for (i) segment.setAtIndex(JAVA_DOUBLE, i, v)} over the vector. */
+    @Benchmark
+    public void segmentFill1d() {
+        MemorySegment m = vectorSegment;
+        double v = value;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            m.setAtIndex(JAVA_DOUBLE, i, v);
+        }
+    }
+
+    /** {@code for (i) array[i] = v} over the vector. */
+    @Benchmark
+    public void arrayFill1d() {
+        double[] a = vectorArray;
+        double v = value;
+        for (int i = 0; i < ROWS * COLUMNS; i++) {
+            a[i] = v;
+        }
+    }
+
+    /**
+     * {@code for (i) for (j) s += a.getDouble(i, j)} over the matrix.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double ndarraySum2d() {
+        NDArray a = matrix;
+        double s = 0;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                s += a.getDouble(i, j);
+            }
+        }
+        return s;
+    }
+
+    /**
+     * {@code for (i) for (j) s += segment.getAtIndex(JAVA_DOUBLE, i * columns + j)} over the matrix.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double segmentSum2d() {
+        MemorySegment m = matrixSegment;
+        int c = columns;
+        double s = 0;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                s += m.getAtIndex(JAVA_DOUBLE, (long) i * c + j);
+            }
+        }
+        return s;
+    }
+
+    /**
+     * {@code for (i) for (j) s += array[i * columns + j]} over the matrix.
+     *
+     * @return the sum
+     */
+    @Benchmark
+    public double arraySum2d() {
+        double[] a = matrixArray;
+        int c = columns;
+        double s = 0;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                s += a[i * c + j];
+            }
+        }
+        return s;
+    }
+
+    /** {@code for (i) for (j) a.setDouble(v, i, j)} over the matrix. */
+    @Benchmark
+    public void ndarrayFill2d() {
+        NDArray a = matrix;
+        double v = value;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                a.setDouble(v, i, j);
+            }
+        }
+    }
+
+    /** {@code for (i) for (j) segment.setAtIndex(JAVA_DOUBLE, i * columns + j, v)} over the matrix. */
+    @Benchmark
+    public void segmentFill2d() {
+        MemorySegment m = matrixSegment;
+        int c = columns;
+        double v = value;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                m.setAtIndex(JAVA_DOUBLE, (long) i * c + j, v);
+            }
+        }
+    }
+
+    /** {@code for (i) for (j) array[i * columns + j] = v} over the matrix. */
+    @Benchmark
+    public void arrayFill2d() {
+        double[] a = matrixArray;
+        int c = columns;
+        double v = value;
+        for (int i = 0; i < ROWS; i++) {
+            for (int j = 0; j < COLUMNS; j++) {
+                a[i * c + j] = v;
+            }
+        }
     }
 }
