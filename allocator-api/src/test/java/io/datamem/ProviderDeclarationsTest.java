@@ -1,0 +1,19 @@
+package io.datamem;
+
+import io.datamem.testing.ProviderDeclarations;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** This module's {@code module-info} and {@code META-INF/services} declare the same providers. */
+class ProviderDeclarationsTest {
+
+    @Test
+    void moduleInfoAndServicesFileAgree() throws IOException {
+        assertEquals(Set.of("io.datamem.internal.BuiltinProvider"),
+                ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider"));
+    }
+}
