@@ -170,7 +170,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         stride1 = n > 1 ? strides[1] : 0;
     }
 
-    /** The byte offset of element {@code [i]} of a 1-axis array: one unsigned comparison. */
+    /** The byte offset of element {@code [i]} of a 1-axis array: one range check on the fields. */
     private long offset1(long i) {
         try {
             Objects.checkIndex(i, length1);
@@ -180,7 +180,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         return offset + scaled(i, stride0);
     }
 
-    /** The byte offset of element {@code [i, j]} of a 2-axis array: two unsigned comparisons. */
+    /** The byte offset of element {@code [i, j]} of a 2-axis array: two range checks on the fields. */
     private long offset2(long i, long j) {
         try {
             Objects.checkIndex(i, rows2);
@@ -200,16 +200,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         return stride == Long.BYTES ? index * Long.BYTES : index * stride;
     }
 
-    /** Why {@link #offset1} or {@link #offset2} refused an index: the number of axes, or an axis's bounds. */
+    /**
+     * Why {@link #offset1} or {@link #offset2} refused an index: {@link ArrayLayout#elementOffset}
+     * checks it again and throws the refusal (the number of axes, or an axis's bounds).
+     */
     private RuntimeException badIndex(long... index) {
-        if (shape.length != index.length) {
-            return ArrayLayout.wrongIndexCount(shape, index.length);
-        }
-        for (int axis = 0; axis < index.length; axis++) {
-            if (index[axis] < 0 || index[axis] >= shape[axis]) {
-                return ArrayLayout.outOfBounds(shape, index[axis], axis);
-            }
-        }
+        ArrayLayout.elementOffset(shape, strides, offset, index);
         throw new AssertionError("index " + Arrays.toString(index) + " is within shape " + Arrays.toString(shape));
     }
 
