@@ -11,6 +11,7 @@ module io.datamem.api {
     exports io.datamem.array;
     exports io.datamem.buffer;
     exports io.datamem.dlpack;
+    exports io.datamem.format;
     exports io.datamem.usm;
     exports io.datamem.spi;
     exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl, io.datamem.examples;

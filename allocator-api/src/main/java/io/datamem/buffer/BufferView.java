@@ -242,7 +242,7 @@ public final class BufferView implements AutoCloseable {
     }
 
     /**
-     * {@code format}: the PEP 3118 format of an element (see {@link FormatString}).
+     * {@code format}: the PEP 3118 format of an element (read by {@code io.datamem.format.FormatString}).
      *
      * @return the format, or null when {@link BufferFlags#FORMAT} was not requested (unsigned bytes)
      */

@@ -3,8 +3,9 @@
  * {@link io.datamem.buffer.BufferFlags}, {@link io.datamem.buffer.BufferExporter} (implemented by
  * {@link io.datamem.array.NDArray}), {@link io.datamem.buffer.BufferView} and its native
  * {@code Py_buffer} form, {@link io.datamem.buffer.BufferRequest} (CPython's request rules, for any
- * exporter), and PEP 3118 format strings with custom dtypes
- * ({@link io.datamem.buffer.FormatString}, {@link io.datamem.buffer.CustomDTypes}).
+ * exporter), and the device information of device memory ({@link io.datamem.buffer.DeviceInfo}).
+ * Format strings are read and written by {@code io.datamem.format}, which this package does not
+ * depend on: a view carries its format as a string.
  *
  * <p>Null policy: no method accepts or returns null unless its documentation says so (the
  * {@code Py_buffer} fields that CPython leaves NULL are null in Java). Threading: everything here

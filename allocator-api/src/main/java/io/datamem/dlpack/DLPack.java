@@ -14,7 +14,7 @@ import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
-import io.datamem.buffer.CustomDTypes;
+import io.datamem.format.CustomDTypes;
 import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;

@@ -1,6 +1,6 @@
 package io.datamem.array;
 
-import io.datamem.buffer.CustomDTypes;
+import io.datamem.format.CustomDTypes;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,7 @@
 package io.datamem.buffer;
 
+import io.datamem.format.CustomDTypes;
+import io.datamem.format.FormatString;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.Device;

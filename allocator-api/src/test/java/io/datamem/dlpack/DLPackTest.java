@@ -9,7 +9,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.array.Slice;
 import io.datamem.buffer.BufferException;
-import io.datamem.buffer.CustomDTypes;
+import io.datamem.format.CustomDTypes;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;

@@ -1,11 +1,11 @@
-package io.datamem.buffer;
+package io.datamem.format;
 
 import io.datamem.array.DType;
-import io.datamem.buffer.FormatString.Custom;
-import io.datamem.buffer.FormatString.Field;
-import io.datamem.buffer.FormatString.Mode;
-import io.datamem.buffer.FormatString.Scalar;
-import io.datamem.buffer.FormatString.Struct;
+import io.datamem.format.FormatString.Custom;
+import io.datamem.format.FormatString.Field;
+import io.datamem.format.FormatString.Mode;
+import io.datamem.format.FormatString.Scalar;
+import io.datamem.format.FormatString.Struct;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,4 +1,4 @@
-package io.datamem.buffer;
+package io.datamem.format;
 
 import io.datamem.array.DType;
 

@@ -1,4 +1,4 @@
-package io.datamem.buffer;
+package io.datamem.format;
 
 /**
  * A malformed or unsupported format string. The message and {@link #position()} say where.

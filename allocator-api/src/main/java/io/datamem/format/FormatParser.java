@@ -1,13 +1,13 @@
-package io.datamem.buffer;
+package io.datamem.format;
 
 import io.datamem.array.DType;
-import io.datamem.buffer.FormatString.Custom;
-import io.datamem.buffer.FormatString.Field;
-import io.datamem.buffer.FormatString.Mode;
-import io.datamem.buffer.FormatString.Scalar;
-import io.datamem.buffer.FormatString.Spelling;
-import io.datamem.buffer.FormatString.Struct;
-import io.datamem.buffer.FormatString.Type;
+import io.datamem.format.FormatString.Custom;
+import io.datamem.format.FormatString.Field;
+import io.datamem.format.FormatString.Mode;
+import io.datamem.format.FormatString.Scalar;
+import io.datamem.format.FormatString.Spelling;
+import io.datamem.format.FormatString.Struct;
+import io.datamem.format.FormatString.Type;
 
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
