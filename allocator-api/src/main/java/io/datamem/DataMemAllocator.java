@@ -27,7 +27,7 @@ public interface DataMemAllocator {
      * paging) virtual address space. Requests above it can never succeed and are rejected as caller
      * mistakes, which also keeps rounding up to any page size free of overflow.
      */
-    long MAX_BYTE_SIZE = 1L << 57;
+    long MAX_BYTE_SIZE = io.datamem.internal.Checks.MAX_BYTE_SIZE;
 
     /**
      * Allocates {@code byteSize} bytes, uninitialised.

@@ -13,7 +13,6 @@ import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferRequest;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
-import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Strides;
 import io.datamem.spi.BlockReleased;
 import io.datamem.spi.DeviceInterchange;
@@ -23,6 +22,7 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.function.LongConsumer;
 
 /**
@@ -78,21 +78,6 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private final boolean owner;
     private final DType dtype;
     private final boolean readOnly;
-
-    static {
-        ArrayAccess.install(NDArray::adoptChecked);
-        ArrayAccess.installPins(new ArrayAccess.Pins() {
-            @Override
-            public void pin(NDArray array) {
-                array.retainExport();
-            }
-
-            @Override
-            public void unpin(NDArray array) {
-                array.releaseExport();
-            }
-        });
-    }
 
     // Change only on resize (owners).
     private MemorySegment data;          // host segment over the whole block; null until first needed
@@ -300,15 +285,39 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public static NDArray adopt(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
                                 long[] shape, long[] strides, long byteOffset) {
+        return adopt(handler, block, allocatedByteSize, dtype, shape, strides, byteOffset, false);
+    }
+
+    /**
+     * As {@link #adopt(DataMemHandler, MemorySegment, long, DType, long[], long[], long)}, and
+     * read-only when {@code readOnly} is true: the owner and every view of it refuse writes and
+     * writable exports. This is how an import of memory its producer marked read-only (DLPack's
+     * {@code DLPACK_FLAG_BITMASK_READ_ONLY}) becomes an array.
+     *
+     * @param handler           the handler whose allocator frees the block
+     * @param block             the block's start (its size is ignored)
+     * @param allocatedByteSize the size to pass to {@code free}
+     * @param dtype             the element type
+     * @param shape             the length of each axis
+     * @param strides           the byte stride of each axis, or null for C order
+     * @param byteOffset        bytes from {@code block} to element [0, ..., 0]
+     * @param readOnly          whether the array refuses writes
+     * @return the owning array
+     * @throws NullPointerException     if {@code handler}, {@code block}, {@code dtype} or
+     *                                  {@code shape} is null
+     * @throws IllegalArgumentException as for the method without {@code readOnly}; ownership then
+     *                                  stays with the caller
+     */
+    public static NDArray adopt(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
+                                long[] shape, long[] strides, long byteOffset, boolean readOnly) {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(block, "block");
         Objects.requireNonNull(dtype, "dtype");
         long[] s = ArrayLayout.checkShape(shape);
         long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
-        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, false);
+        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, readOnly);
     }
 
-    /** Also datamem's internal adopt ({@link ArrayAccess}), which can make read-only owners. */
     private static NDArray adoptChecked(DataMemHandler handler, MemorySegment block, long allocatedByteSize,
                                         DType dtype, long[] shape, long[] strides, long byteOffset,
                                         boolean readOnly) {
@@ -1612,7 +1621,35 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Internal access for the export packages
+    // The export pin
+
+    /**
+     * Runs {@code action} with this array's memory pinned: the lifecycle check that every export
+     * goes through. The pin is taken under the memory's lock, as close and resize decide under it,
+     * so either it is taken before a close or resize begins (which is then refused until
+     * {@code action} returns) or this throws and {@code action} does not run. A protocol that hands
+     * this array's address or segment to code outside the JVM reads them inside {@code action};
+     * DLPack and the USM array interface are built this way, and a third-party protocol can be too.
+     * An export that outlives the action (a consumer holding the memory) holds a buffer view
+     * ({@link #getBuffer(int)}), whose release drops its own pin.
+     *
+     * @param action what to do with the memory pinned; it may call any method of this array
+     *               except {@link #close()} and {@link #resize(long...)}, which are refused
+     * @param <T>    what the action returns
+     * @return what {@code action} returned
+     * @throws NullPointerException  if {@code action} is null
+     * @throws IllegalStateException if the array is closed or being closed, or is a view of an
+     *                               owner resized since the view was made
+     */
+    public <T> T whilePinned(Supplier<? extends T> action) {
+        Objects.requireNonNull(action, "action");
+        retainExport();
+        try {
+            return action.get();
+        } finally {
+            releaseExport();
+        }
+    }
 
     /**
      * Records that a buffer export of this array's memory is held: the owner cannot be closed or

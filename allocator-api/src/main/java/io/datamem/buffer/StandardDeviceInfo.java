@@ -2,7 +2,6 @@ package io.datamem.buffer;
 
 import io.datamem.Device;
 import io.datamem.MemoryKind;
-import io.datamem.internal.DeviceInfoStructs;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -76,7 +75,7 @@ public record StandardDeviceInfo(Device device, MemoryKind kind, long stream, lo
     @Override
     public MemorySegment toNative(SegmentAllocator allocator) {
         MemorySegment s = allocator.allocate(LAYOUT);
-        DeviceInfoStructs.writeHead(s, VERSION, LAYOUT.byteSize(), device, kind, stream, context, deviceHandle);
+        DeviceInfoHead.writeHead(s, VERSION, LAYOUT.byteSize(), device, kind, stream, context, deviceHandle);
         return s;
     }
 
@@ -92,9 +91,9 @@ public record StandardDeviceInfo(Device device, MemoryKind kind, long stream, lo
      *                                  kind is unknown
      */
     public static StandardDeviceInfo fromNative(MemorySegment info) {
-        MemorySegment s = DeviceInfoStructs.checkedView(info, LAYOUT);
-        return new StandardDeviceInfo(DeviceInfoStructs.device(s), kindOf(DeviceInfoStructs.memoryKindCode(s)),
-                DeviceInfoStructs.handle(s, 0), DeviceInfoStructs.handle(s, 1), DeviceInfoStructs.handle(s, 2));
+        MemorySegment s = DeviceInfoHead.checkedView(info, LAYOUT);
+        return new StandardDeviceInfo(DeviceInfoHead.device(s), kindOf(DeviceInfoHead.memoryKindCode(s)),
+                DeviceInfoHead.handle(s, 0), DeviceInfoHead.handle(s, 1), DeviceInfoHead.handle(s, 2));
     }
 
     /**

@@ -15,7 +15,6 @@ import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.format.CustomDTypes;
-import io.datamem.internal.ArrayAccess;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Strides;
@@ -198,12 +197,8 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        ArrayAccess.pins().pin(array);
-        try {
-            return export(array, options, max, versioned, produced);
-        } finally {
-            ArrayAccess.pins().unpin(array);   // a shared tensor holds its own pin: its buffer view
-        }
+        // A shared tensor holds its own pin: its buffer view.
+        return array.whilePinned(() -> export(array, options, max, versioned, produced));
     }
 
     /** The export proper, with the array pinned. */
@@ -619,7 +614,7 @@ public final class DLPack {
         DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, allocator);
         long blockAddress = count == 0 ? data : base + lo;
         long allocated = count == 0 ? 0 : hi - lo + item;
-        return ArrayAccess.adopter().adopt(handler, MemorySegment.ofAddress(blockAddress), allocated, dtype, shape,
+        return NDArray.adopt(handler, MemorySegment.ofAddress(blockAddress), allocated, dtype, shape,
                 byteStrides, count == 0 ? 0 : -lo, readOnly);
     }
 

@@ -1,12 +1,17 @@
 package io.datamem.internal;
 
-import io.datamem.DataMemAllocator;
-
 /**
  * Argument checks shared by allocators and arrays. Messages follow the
  * {@code "name: value (expected: ...)"} form.
  */
 public final class Checks {
+
+    /**
+     * The largest byte size any allocation may ask for: 2^57, the address-space limit. The same
+     * value as {@code io.datamem.DataMemAllocator.MAX_BYTE_SIZE}, which is defined as this
+     * constant (this package depends on nothing of datamem's).
+     */
+    public static final long MAX_BYTE_SIZE = 1L << 57;
 
     private Checks() {
     }
@@ -17,10 +22,10 @@ public final class Checks {
      * @param name     the parameter's name, for the message
      * @param byteSize the size
      * @return {@code byteSize}
-     * @throws IllegalArgumentException if negative or above {@link DataMemAllocator#MAX_BYTE_SIZE}
+     * @throws IllegalArgumentException if negative or above {@link #MAX_BYTE_SIZE}
      */
     public static long byteSize(String name, long byteSize) {
-        if (Long.compareUnsigned(byteSize, DataMemAllocator.MAX_BYTE_SIZE) > 0) {
+        if (Long.compareUnsigned(byteSize, MAX_BYTE_SIZE) > 0) {
             throw badByteSize(name, byteSize);
         }
         return byteSize;
@@ -28,7 +33,7 @@ public final class Checks {
 
     private static IllegalArgumentException badByteSize(String name, long byteSize) {
         return new IllegalArgumentException(name + ": " + byteSize + " (expected: >= 0 and <= "
-                + DataMemAllocator.MAX_BYTE_SIZE + ", the 2^57-byte address-space limit)");
+                + MAX_BYTE_SIZE + ", the 2^57-byte address-space limit)");
     }
 
     /**
@@ -63,7 +68,7 @@ public final class Checks {
 
     /**
      * {@code count * elementByteSize}, or -1 when the product overflows a long or exceeds
-     * {@link DataMemAllocator#MAX_BYTE_SIZE}.
+     * {@link #MAX_BYTE_SIZE}.
      *
      * @param count           not negative
      * @param elementByteSize not negative
@@ -72,7 +77,7 @@ public final class Checks {
     public static long productOrMinusOne(long count, long elementByteSize) {
         long hi = Math.multiplyHigh(count, elementByteSize);
         long lo = count * elementByteSize;
-        if (hi != 0 || lo < 0 || lo > DataMemAllocator.MAX_BYTE_SIZE) {
+        if (hi != 0 || lo < 0 || lo > MAX_BYTE_SIZE) {
             return -1;
         }
         return lo;
@@ -84,7 +89,7 @@ public final class Checks {
      * @param count           the number of elements
      * @param elementByteSize the size of each
      * @return {@code count * elementByteSize}, or -1 if it overflows or exceeds
-     *         {@link DataMemAllocator#MAX_BYTE_SIZE} (calloc then returns NULL, as C's does)
+     *         {@link #MAX_BYTE_SIZE} (calloc then returns NULL, as C's does)
      * @throws IllegalArgumentException if either argument is negative
      */
     public static long callocByteSize(long count, long elementByteSize) {
@@ -96,7 +101,7 @@ public final class Checks {
     /**
      * Rounds up to a multiple of a power of two.
      *
-     * @param value     not negative, at most {@link DataMemAllocator#MAX_BYTE_SIZE}
+     * @param value     not negative, at most {@link #MAX_BYTE_SIZE}
      * @param powerOfTwo the multiple
      * @return the rounded value
      */

@@ -5,7 +5,6 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
-import io.datamem.internal.ArrayAccess;
 import io.datamem.spi.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
@@ -131,12 +130,7 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
         Objects.requireNonNull(array, "array");
         // Pinned while the backend is asked about the block: it can be neither closed nor resized
         // meanwhile (the interface itself, like NumPy's __array_interface__, is valid while the array is).
-        ArrayAccess.pins().pin(array);
-        try {
-            return describe(array);
-        } finally {
-            ArrayAccess.pins().unpin(array);
-        }
+        return array.whilePinned(() -> describe(array));
     }
 
     private static SyclUsmArrayInterface describe(NDArray array) {

@@ -97,6 +97,7 @@ class ArrayLifecycleSafetyTest {
                 a -> a.getBuffer(BufferFlags.SIMPLE),
                 a -> DLPack.toDLPack(a, 1),
                 a -> DLPack.toDLPack(a, 0),
+                a -> a.whilePinned(() -> fail("the action ran on an array that must refuse it")),
                 a -> a.reshape(-1),
                 a -> a.slice(Slice.all()),
                 NDArray::transpose,
@@ -129,6 +130,28 @@ class ArrayLifecycleSafetyTest {
         fresh.setDouble(2, 0);
         assertEquals(2, base.getDouble(0));
         base.close();
+    }
+
+    @Test
+    void whilePinnedRefusesCloseAndResizeUntilTheActionReturns() {
+        NDArray base = zeros(8);
+        NDArray view = base.reshape(2, 4);
+        long address = view.whilePinned(() -> {
+            IllegalStateException close = assertThrows(IllegalStateException.class, base::close);
+            assertTrue(close.getMessage().contains("export"), close.getMessage());
+            assertThrows(IllegalStateException.class, () -> base.resize(64));
+            assertFalse(base.isClosed());
+            return view.address();
+        });
+        assertEquals(base.address(), address);
+        RuntimeException thrown = new RuntimeException("from the action");
+        assertEquals(thrown, assertThrows(RuntimeException.class, () -> base.whilePinned(() -> {
+            throw thrown;
+        })));
+        base.resize(64);                           // both pins were released, the throwing one too
+        base.close();
+        assertThrows(NullPointerException.class, () -> base.whilePinned(null));
+        assertThrows(IllegalStateException.class, () -> base.whilePinned(() -> 1));
     }
 
     @Test

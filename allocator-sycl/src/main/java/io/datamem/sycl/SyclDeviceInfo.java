@@ -5,7 +5,7 @@ import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
-import io.datamem.internal.DeviceInfoStructs;
+import io.datamem.buffer.DeviceInfoHead;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -131,7 +131,7 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
     @Override
     public MemorySegment toNative(SegmentAllocator allocator) {
         MemorySegment s = allocator.allocate(LAYOUT);
-        DeviceInfoStructs.writeHead(s, VERSION, LAYOUT.byteSize(), device, memoryKind(), queueHandle, contextHandle,
+        DeviceInfoHead.writeHead(s, VERSION, LAYOUT.byteSize(), device, memoryKind(), queueHandle, contextHandle,
                 deviceHandle);
         s.set(JAVA_INT, 48, usmKind.clMemType());
         s.set(JAVA_INT, 52, BACKEND_OPENCL);
@@ -153,14 +153,14 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
      *                                  not OpenCL, or a handle it needs is 0
      */
     public static SyclDeviceInfo fromNative(MemorySegment info) {
-        MemorySegment s = DeviceInfoStructs.checkedView(info, LAYOUT);
+        MemorySegment s = DeviceInfoHead.checkedView(info, LAYOUT);
         int clMemType = s.get(JAVA_INT, 48);
         UsmKind kind = UsmKind.ofClMemType(clMemType);
         if (kind == UsmKind.UNKNOWN) {
             throw new IllegalArgumentException("device_info usm_kind: 0x" + Integer.toHexString(clMemType)
                     + " (expected: CL_MEM_TYPE_HOST_INTEL, CL_MEM_TYPE_DEVICE_INTEL or CL_MEM_TYPE_SHARED_INTEL)");
         }
-        int memoryKind = DeviceInfoStructs.memoryKindCode(s);
+        int memoryKind = DeviceInfoHead.memoryKindCode(s);
         if (memoryKind != StandardDeviceInfo.kindCode(kind.memoryKind())) {
             throw new IllegalArgumentException("device_info memory_kind: " + memoryKind + " (expected: "
                     + StandardDeviceInfo.kindCode(kind.memoryKind()) + " for USM " + kind.usmType() + " memory)");
@@ -170,8 +170,8 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
             throw new IllegalArgumentException("device_info backend: " + backend + " (expected: " + BACKEND_OPENCL
                     + ", OpenCL)");
         }
-        return new SyclDeviceInfo(DeviceInfoStructs.device(s), kind, DeviceInfoStructs.handle(s, 0),
-                DeviceInfoStructs.handle(s, 1), DeviceInfoStructs.handle(s, 2), s.get(JAVA_LONG, 56));
+        return new SyclDeviceInfo(DeviceInfoHead.device(s), kind, DeviceInfoHead.handle(s, 0),
+                DeviceInfoHead.handle(s, 1), DeviceInfoHead.handle(s, 2), s.get(JAVA_LONG, 56));
     }
 
     @Override

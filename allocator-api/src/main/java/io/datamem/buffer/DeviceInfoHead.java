@@ -1,9 +1,8 @@
-package io.datamem.internal;
+package io.datamem.buffer;
 
 import io.datamem.Device;
 import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
-import io.datamem.buffer.StandardDeviceInfo;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -14,12 +13,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Reading and writing the 48-byte head that every native {@code device_info} struct datamem
- * writes begins with ({@code datamem_device_info_v1}, see {@link StandardDeviceInfo}); structs of
- * backends append their own fields after it. Internal.
+ * writes begins with ({@code datamem_device_info_v1}, see {@link StandardDeviceInfo}): version,
+ * byte size, device type and id, memory kind, then the stream, context and device handles.
+ * A backend with a struct of its own (as {@code io.datamem.sycl.SyclDeviceInfo}) writes this head
+ * and appends its fields after it, so that a consumer that knows only version 1 reads the head of
+ * any backend's struct.
  */
-public final class DeviceInfoStructs {
+public final class DeviceInfoHead {
 
-    private DeviceInfoStructs() {
+    private DeviceInfoHead() {
     }
 
     /**
@@ -60,6 +62,8 @@ public final class DeviceInfoStructs {
      * @param stream       the stream or queue handle, or 0
      * @param context      the context handle, or 0
      * @param deviceHandle the device handle, or 0
+     * @throws NullPointerException      if {@code s}, {@code device} or {@code kind} is null
+     * @throws IndexOutOfBoundsException if {@code s} is shorter than 48 bytes
      */
     public static void writeHead(MemorySegment s, int version, long byteSize, Device device, MemoryKind kind,
                                  long stream, long context, long deviceHandle) {
@@ -79,7 +83,8 @@ public final class DeviceInfoStructs {
      *
      * @param s the struct
      * @return its {@code device_type} and {@code device_id}
-     * @throws IllegalArgumentException if the device type is unknown
+     * @throws IllegalArgumentException  if the device type is unknown
+     * @throws IndexOutOfBoundsException if {@code s} is shorter than 48 bytes
      */
     public static Device device(MemorySegment s) {
         return new Device(DeviceType.ofCode(s.get(JAVA_INT, 8)), s.get(JAVA_INT, 12));
@@ -90,6 +95,7 @@ public final class DeviceInfoStructs {
      *
      * @param s the struct
      * @return the code
+     * @throws IndexOutOfBoundsException if {@code s} is shorter than 48 bytes
      */
     public static int memoryKindCode(MemorySegment s) {
         return s.get(JAVA_INT, 16);
@@ -101,8 +107,11 @@ public final class DeviceInfoStructs {
      * @param s     the struct
      * @param index 0 stream, 1 context, 2 device handle
      * @return the handle
+     * @throws IndexOutOfBoundsException if {@code index} is not 0, 1 or 2, or {@code s} is shorter
+     *                                   than 48 bytes
      */
     public static long handle(MemorySegment s, int index) {
+        Objects.checkIndex(index, 3);
         return s.get(JAVA_LONG, 24 + 8L * index);
     }
 }
