@@ -1,8 +1,7 @@
 package io.datamem;
 
-import io.datamem.spi.DeviceInterchange;
-
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What an allocator guarantees about the memory it returns: its kind, the device it lives on,
@@ -124,5 +123,22 @@ public record MemoryTraits(MemoryKind kind, Device device, boolean hostAccessibl
      */
     public MemoryTraits withInterchange(DeviceInterchange newInterchange) {
         return new MemoryTraits(kind, device, hostAccessible, byteAlignment, pageSize, newInterchange);
+    }
+
+    /**
+     * The hook of an export protocol for this memory, found by its type: what the backend's
+     * {@link DeviceInterchange#hook(Class)} gives, or empty when these traits carry no interchange.
+     * This is how export protocols (the buffer protocol's {@code BufferDeviceHook}, the USM array
+     * interface's {@code UsmHook}, or a third party's) reach what a backend tells them, without
+     * the core knowing them.
+     *
+     * @param type the hook's interface
+     * @param <T>  the hook's type
+     * @return the hook, or empty
+     * @throws NullPointerException if {@code type} is null
+     */
+    public <T> Optional<T> hook(Class<T> type) {
+        Objects.requireNonNull(type, "type");
+        return interchange == null ? Optional.empty() : interchange.hook(type);
     }
 }

@@ -7,6 +7,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.AllocationRefusal;
 import io.datamem.LimitExceededException;
 import io.datamem.OutOfNativeMemoryException;
+import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferExporter;
 import io.datamem.buffer.BufferFlags;
@@ -15,7 +16,7 @@ import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.internal.Strides;
 import io.datamem.spi.BlockReleased;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
@@ -1582,15 +1583,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         try {
             BufferView.Builder b = bufferRequest(flags).fill().releaseAction(this::releaseExport);
             if (onDevice) {
-                DeviceInterchange interchange = traits.interchange();
-                if (interchange == null) {
-                    throw new BufferException(this + " is " + traits.kind() + " memory on " + traits.device()
-                            + ", but handler '" + handlerName() + "' gives no DeviceInterchange to describe it (its"
-                            + " backend must attach one to its traits)", BufferFlags.DEVICE);
-                }
+                BufferDeviceHook hook = traits.hook(BufferDeviceHook.class).orElseThrow(() -> new BufferException(
+                        this + " is " + traits.kind() + " memory on " + traits.device() + ", but handler '"
+                        + handlerName() + "' gives no BufferDeviceHook to describe it (its backend must attach a"
+                        + " DeviceInterchange that serves one to its traits)", BufferFlags.DEVICE));
                 MemorySegment block = MemorySegment.ofAddress(dataAddress);
-                DeviceInfo info = interchange.deviceInfo(block, traits);
-                b.device(interchange.bufferDeviceId(), info);
+                DeviceInfo info = hook.deviceInfo(block, traits);
+                b.device(hook.bufferDeviceId(), info);
             } else {
                 b.segment(segment());
             }

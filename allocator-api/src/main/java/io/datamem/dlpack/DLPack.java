@@ -18,7 +18,8 @@ import io.datamem.format.CustomDTypes;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Strides;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
+import io.datamem.usm.UsmHook;
 import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
@@ -472,7 +473,7 @@ public final class DLPack {
      * backend manages, the traits carry that backend's {@link DeviceInterchange}
      * ({@link io.datamem.spi.DataMemProvider#interchangeFor}), so the array exports and copies as
      * the backend's own memory does; for {@code kDLOneAPI}, whose tensors do not tell their USM
-     * kind, the backend is asked ({@link DeviceInterchange#usmKind}): USM host memory imports as
+     * kind, the backend is asked ({@link UsmHook#usmKind}): USM host memory imports as
      * host-pinned and USM shared memory as managed memory, both host-accessible, and anything else
      * (device, or a pointer the backend does not know) as device memory; should that query fail,
      * its exception propagates and the tensor stays the caller's. Strides of NULL mean C order.
@@ -649,7 +650,9 @@ public final class DLPack {
             if (hook.isPresent()) {
                 MemoryTraits hooked = traits.withInterchange(hook.get());
                 if (type == DeviceType.ONE_API && block != 0) {   // the backend knows the USM kind
-                    UsmKind usm = hook.get().usmKind(MemorySegment.ofAddress(block), hooked);
+                    MemoryTraits asked = hooked;
+                    UsmKind usm = asked.hook(UsmHook.class).map(u -> u.usmKind(MemorySegment.ofAddress(block), asked))
+                            .orElse(UsmKind.of(asked.kind()));
                     if (usm == UsmKind.HOST || usm == UsmKind.SHARED) {
                         hooked = hooked.withPlacement(usm == UsmKind.HOST ? MemoryKind.HOST_PINNED
                                 : MemoryKind.MANAGED, device, true);

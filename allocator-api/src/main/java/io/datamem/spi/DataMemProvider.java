@@ -2,6 +2,7 @@ package io.datamem.spi;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.Device;
+import io.datamem.DeviceInterchange;
 
 import java.util.List;
 import java.util.Optional;

@@ -5,7 +5,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -140,15 +140,15 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
             throw new BufferException(array + " is not on SYCL USM memory: its device is " + traits.device()
                     + " (expected: a oneAPI/SYCL device, DLPack kDLOneAPI)");
         }
-        DeviceInterchange interchange = traits.interchange();
+        Optional<UsmHook> hook = traits.hook(UsmHook.class);
         MemorySegment block = MemorySegment.ofAddress(address - array.byteOffset());
-        Optional<SyclObject> syclobj = interchange == null ? Optional.empty() : interchange.syclObject(block);
+        Optional<SyclObject> syclobj = hook.flatMap(h -> h.syclObject(block));
         if (syclobj.isEmpty()) {
             throw new BufferException(array + " is on " + traits.device() + ", but handler '"
                     + (array.handler() == null ? "none" : array.handler().name()) + "' gives no syclobj (its"
-                    + " backend's DeviceInterchange must name the SYCL queue or context)");
+                    + " backend's DeviceInterchange must serve a UsmHook that names the SYCL queue or context)");
         }
-        UsmKind kind = interchange.usmKind(block, traits);
+        UsmKind kind = hook.get().usmKind(block, traits);
         if (kind == UsmKind.UNKNOWN) {
             throw new BufferException(array + ": the SYCL backend reports USM kind 'unknown' for its memory");
         }

@@ -5,10 +5,12 @@ import io.datamem.Device;
 import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
+import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.usm.SyclObject;
+import io.datamem.usm.UsmHook;
 import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.MemorySegment;
@@ -25,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * without the hardware: nothing here dereferences "device" memory except {@link #copyToHost}, which
  * stands for the backend's copy.
  */
-public final class FakeDeviceAllocator implements DataMemAllocator, DeviceInterchange {
+public final class FakeDeviceAllocator implements DataMemAllocator, DeviceInterchange, BufferDeviceHook, UsmHook {
 
     /** The stream handle {@link #deviceInfo} reports. */
     public static final long STREAM = 0x5151;

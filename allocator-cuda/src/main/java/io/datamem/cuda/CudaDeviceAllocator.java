@@ -13,7 +13,7 @@ import java.util.Objects;
  * <p>The host cannot dereference it: arrays over it have no {@code segment()}; copy them with
  * {@link CudaMemory}. Its traits say {@link MemoryKind#DEVICE} on {@code (CUDA, N)}, not
  * host-accessible, 256-byte aligned (what {@code cuMemAlloc} guarantees), and carry datamem's CUDA
- * {@link io.datamem.spi.DeviceInterchange}: buffers export it with device id
+ * {@link io.datamem.DeviceInterchange}: buffers export it with device id
  * {@code io.datamem.cuda}, DLPack as {@code kDLCUDA}.
  *
  * <ul>

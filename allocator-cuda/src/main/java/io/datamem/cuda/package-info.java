@@ -8,7 +8,7 @@
  *
  * <p>Handler names: {@code cuda:pinned}, {@code cuda:device=N}, {@code cuda:managed=N},
  * {@code cuda:registered(UPSTREAM)}, and pools of them, {@code pool(cuda:pinned)}. Every allocator's
- * traits carry datamem's CUDA {@link io.datamem.spi.DeviceInterchange}, so arrays on CUDA memory
+ * traits carry datamem's CUDA {@link io.datamem.DeviceInterchange}, so arrays on CUDA memory
  * export as buffers (device id {@code io.datamem.cuda}) and DLPack tensors ({@code kDLCUDA},
  * {@code kDLCUDAHost}, {@code kDLCUDAManaged}).
  *

@@ -19,7 +19,7 @@ import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
 import io.datamem.impl.AlignedAllocator;
 import io.datamem.internal.Libc;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,7 +72,7 @@ class CudaExportsWithoutGpuTest {
         assertEquals(256, device.byteAlignment());
         assertEquals(2L << 20, device.pageSize());
         assertInstanceOf(CudaInterchange.class, device.interchange());
-        assertEquals(DeviceInfo.CUDA_DEVICE_ID, device.interchange().bufferDeviceId());
+        assertEquals(DeviceInfo.CUDA_DEVICE_ID, device.hook(io.datamem.buffer.BufferDeviceHook.class).orElseThrow().bufferDeviceId());
 
         MemoryTraits pinned = CudaPinnedAllocator.traits(0);
         assertEquals(MemoryKind.HOST_PINNED, pinned.kind());

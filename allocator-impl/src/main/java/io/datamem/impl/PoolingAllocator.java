@@ -3,7 +3,7 @@ package io.datamem.impl;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.internal.Checks;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;

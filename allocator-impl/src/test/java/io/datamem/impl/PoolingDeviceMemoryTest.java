@@ -5,9 +5,7 @@ import io.datamem.Device;
 import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
-import io.datamem.buffer.DeviceInfo;
-import io.datamem.buffer.StandardDeviceInfo;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.WithTraits;
@@ -101,16 +99,6 @@ class PoolingDeviceMemoryTest {
 
     /** A hook that keeps the SPI's default: no device copy. */
     private static final class NoCopyInterchange implements DeviceInterchange {
-        @Override
-        public String bufferDeviceId() {
-            return DeviceInfo.CUDA_DEVICE_ID;
-        }
-
-        @Override
-        public DeviceInfo deviceInfo(MemorySegment ptr, MemoryTraits traits) {
-            return new StandardDeviceInfo(traits.device(), traits.kind(), 0, 0, 0);
-        }
-
         @Override
         public void synchronize(MemorySegment ptr, OptionalLong consumerStream) {
         }

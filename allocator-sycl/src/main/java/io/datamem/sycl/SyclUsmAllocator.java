@@ -46,7 +46,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * {@link io.datamem.MemoryKind#DEVICE}, on device {@code (kDLOneAPI, ordinal)}; device memory is not
  * host-accessible (arrays on it have no host view; copy with {@link SyclQueue#copy(io.datamem.array.NDArray,
  * io.datamem.array.NDArray)}). The traits carry the queue's SYCL
- * {@link io.datamem.spi.DeviceInterchange}, so arrays on this memory (and on pools over it) export
+ * {@link io.datamem.DeviceInterchange}, so arrays on this memory (and on pools over it) export
  * through the SYCL USM array interface ({@code syclobj}: the queue's OpenCL handles), extended
  * buffers (device id {@code io.datamem.sycl}, {@link SyclDeviceInfo}) and DLPack
  * ({@code kDLOneAPI}). Thread-safe.

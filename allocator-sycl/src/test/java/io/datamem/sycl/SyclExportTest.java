@@ -18,7 +18,7 @@ import io.datamem.dlpack.CopyMode;
 import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
 import io.datamem.spi.DataMemProvider;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.SyclProvider;
 import io.datamem.testing.CountingAllocator;
@@ -412,8 +412,9 @@ class SyclExportTest {
              NDArray b = array(h, DType.INT32, 32);
              Arena arena = Arena.ofConfined()) {
             iota(a);
-            DeviceInterchange hook = a.traits().interchange();
-            assertInstanceOf(SyclInterchange.class, hook);
+            SyclInterchange hook = assertInstanceOf(SyclInterchange.class, a.traits().interchange());
+            assertSame(hook, a.traits().hook(io.datamem.buffer.BufferDeviceHook.class).orElseThrow());
+            assertSame(hook, a.traits().hook(io.datamem.usm.UsmHook.class).orElseThrow());
             assertEquals(DeviceInfo.SYCL_DEVICE_ID, hook.bufferDeviceId());
             MemorySegment block = MemorySegment.ofAddress(a.address());
             assertEquals(io.datamem.usm.UsmKind.valueOf(kind.name()), hook.usmKind(block, a.traits()));

@@ -4,10 +4,11 @@ import io.datamem.Device;
 import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
+import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
 import io.datamem.internal.Libc;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -22,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * consumer's stream, and copies to the host and within device memory. One instance per memory kind
  * and device. Internal.
  */
-public final class CudaInterchange implements DeviceInterchange {
+public final class CudaInterchange implements DeviceInterchange, BufferDeviceHook {
 
     private static final ConcurrentHashMap<Integer, CudaInterchange> INSTANCES = new ConcurrentHashMap<>();
 

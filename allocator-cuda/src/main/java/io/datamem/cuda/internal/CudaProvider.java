@@ -11,7 +11,7 @@ import io.datamem.impl.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 

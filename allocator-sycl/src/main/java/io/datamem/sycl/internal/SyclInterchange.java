@@ -3,12 +3,14 @@ package io.datamem.sycl.internal;
 import io.datamem.Device;
 import io.datamem.MemoryTraits;
 import io.datamem.buffer.BufferException;
+import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.DeviceInfo;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.sycl.SyclDeviceInfo;
 import io.datamem.sycl.SyclQueue;
 import io.datamem.sycl.UsmKind;
 import io.datamem.usm.SyclObject;
+import io.datamem.usm.UsmHook;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -26,7 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * to the host and within the context, all on the queue. One instance per queue, shared by the
  * allocators on it and by DLPack imports on its device. Internal.
  */
-public final class SyclInterchange implements DeviceInterchange {
+public final class SyclInterchange implements DeviceInterchange, BufferDeviceHook, UsmHook {
 
     private static final Map<SyclQueue, SyclInterchange> INSTANCES = new ConcurrentHashMap<>();
 

@@ -4,7 +4,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.Device;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
-import io.datamem.spi.DeviceInterchange;
+import io.datamem.DeviceInterchange;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.sycl.SyclSelector;

@@ -1,20 +1,19 @@
-package io.datamem.spi;
-
-import io.datamem.Device;
-import io.datamem.MemoryTraits;
-import io.datamem.buffer.DeviceInfo;
-import io.datamem.usm.SyclObject;
-import io.datamem.usm.UsmKind;
+package io.datamem;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What a device backend tells datamem's export protocols about the memory its allocator hands
- * out, so that no exporter guesses: the buffer protocol's device id and {@code device_info},
- * DLPack's device, synchronisation with a DLPack consumer's stream, copies to the host, and for
- * SYCL the USM kind and {@code syclobj}.
+ * What a device backend tells datamem about the memory its allocator hands out, so that no
+ * exporter guesses: the memory's DLPack device, synchronisation with a consumer's stream, copies
+ * to the host and within the device; and, through {@link #hook(Class)}, what each export protocol
+ * needs beyond that. The hooks of the protocols live in their own packages
+ * ({@code io.datamem.buffer.BufferDeviceHook}: the buffer protocol's device id and
+ * {@code device_info}; {@code io.datamem.usm.UsmHook}: the SYCL USM kind and {@code syclobj}),
+ * so that this core interface names none of them: a backend implements this interface and the
+ * hooks it serves, and a new protocol adds a hook without a change here.
  *
  * <p>A backend attaches its implementation to the traits its allocator reports
  * ({@link MemoryTraits#withInterchange(DeviceInterchange)}); adaptors forward traits, so the hook
@@ -27,23 +26,6 @@ import java.util.OptionalLong;
  * and fast: exports call them on every request.
  */
 public interface DeviceInterchange {
-
-    /**
-     * The unique buffer-protocol device id of this backend's memory, naming its package.
-     *
-     * @return for example {@value DeviceInfo#CUDA_DEVICE_ID} or {@value DeviceInfo#SYCL_DEVICE_ID};
-     *         never {@code "cpu"}, which the draft reserves
-     */
-    String bufferDeviceId();
-
-    /**
-     * The {@code device_info} of a buffer over a block.
-     *
-     * @param ptr    the block
-     * @param traits the block's traits
-     * @return a versioned record, for example {@link io.datamem.buffer.StandardDeviceInfo}
-     */
-    DeviceInfo deviceInfo(MemorySegment ptr, MemoryTraits traits);
 
     /**
      * The DLPack device of a block: {@code __dlpack_device__}.
@@ -103,29 +85,21 @@ public interface DeviceInterchange {
      */
     default void copyWithinDevice(MemorySegment source, long sourceOffset, MemorySegment target, long targetOffset,
                                   long byteSize) {
-        throw new UnsupportedOperationException(getClass().getName() + " (" + bufferDeviceId() + ") does not copy"
-                + " within device memory");
+        throw new UnsupportedOperationException(getClass().getName() + " does not copy within device memory");
     }
 
     /**
-     * SYCL backends: the USM allocation type of a block ({@code sycl::get_pointer_type}).
+     * The hook of an export protocol, found by its type: by default this object when it
+     * implements {@code type}, else empty. A backend that serves a protocol through another object
+     * overrides this. Exporters reach it through {@link MemoryTraits#hook(Class)}.
      *
-     * @param ptr    the block
-     * @param traits the block's traits
-     * @return the USM kind; by default the one the traits' memory kind stands for
+     * @param type the hook's interface, for example {@code io.datamem.buffer.BufferDeviceHook}
+     * @param <T>  the hook's type
+     * @return the hook, or empty when this backend does not serve the protocol
+     * @throws NullPointerException if {@code type} is null
      */
-    default UsmKind usmKind(MemorySegment ptr, MemoryTraits traits) {
-        return UsmKind.of(traits.kind());
-    }
-
-    /**
-     * SYCL backends: the {@code syclobj} of a block's SYCL USM array interface (its queue or
-     * context).
-     *
-     * @param ptr the block
-     * @return the object, or empty for backends that are not SYCL (the default)
-     */
-    default Optional<SyclObject> syclObject(MemorySegment ptr) {
-        return Optional.empty();
+    default <T> Optional<T> hook(Class<T> type) {
+        Objects.requireNonNull(type, "type");
+        return type.isInstance(this) ? Optional.of(type.cast(this)) : Optional.empty();
     }
 }
