@@ -15,8 +15,11 @@ module io.datamem.api {
     exports io.datamem.usm;
     exports io.datamem.spi;
     exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl, io.datamem.examples;
+    exports io.datamem.internal.registry to io.datamem.impl;
 
     uses io.datamem.spi.DataMemProvider;
+    uses io.datamem.internal.HandlerRegistry;
 
-    provides io.datamem.spi.DataMemProvider with io.datamem.internal.BuiltinProvider;
+    provides io.datamem.spi.DataMemProvider with io.datamem.internal.registry.BuiltinProvider;
+    provides io.datamem.internal.HandlerRegistry with io.datamem.internal.registry.RegistryService;
 }

@@ -1,10 +1,8 @@
 package io.datamem;
 
-import io.datamem.internal.BuiltinProvider;
-import io.datamem.internal.LibcAllocator;
+import io.datamem.internal.HandlerRegistry;
 import io.datamem.internal.Messages;
-import io.datamem.internal.ProviderRegistry;
-import io.datamem.spi.DataMemProvider;
+import io.datamem.internal.Registries;
 
 import java.lang.foreign.Arena;
 import java.util.List;
@@ -58,8 +56,11 @@ public final class DataMem {
 
     private static final ScopedValue<DataMemHandler> CURRENT = ScopedValue.newInstance();
 
-    private static final DataMemHandler BUILTIN =
-            new DataMemHandler(BuiltinProvider.DEFAULT_NAME, 1, LibcAllocator.INSTANCE);
+    private static final DataMemHandler BUILTIN = new DataMemHandler("default_allocator", 1, LibcAllocator.INSTANCE);
+
+    static {
+        Registries.start(BUILTIN);   // the registry takes the built-in handler from there
+    }
 
     // The process default; null until first needed, then resolved from the configuration.
     private static volatile DataMemHandler processDefault;
@@ -123,7 +124,7 @@ public final class DataMem {
             return BUILTIN;
         }
         try {
-            return ProviderRegistry.handler(name);
+            return registry().handler(name);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new IllegalStateException("the default handler named by " + source + "=" + Messages.quote(name)
                     + " cannot be used: " + e.getMessage(), e);
@@ -370,7 +371,7 @@ public final class DataMem {
      *                                  what to do
      */
     public static DataMemHandler handler(String name) {
-        return ProviderRegistry.handler(name);
+        return registry().handler(name);
     }
 
     /**
@@ -387,16 +388,7 @@ public final class DataMem {
      *                                  cannot be made here, as for {@link #handler(String)}
      */
     public static DataMemHandler createHandler(String name) {
-        return ProviderRegistry.create(name);
-    }
-
-    /**
-     * The providers found on the module path and class path, the built-in one first.
-     *
-     * @return the providers
-     */
-    public static List<DataMemProvider> providers() {
-        return ProviderRegistry.providers();
+        return registry().create(name);
     }
 
     /**
@@ -405,6 +397,11 @@ public final class DataMem {
      * @return a description for messages and listings
      */
     public static String describeProviders() {
-        return ProviderRegistry.describe();
+        return registry().describe();
+    }
+
+    /** The provider registry, which resolves names; it sits above this package (see {@link Registries}). */
+    private static HandlerRegistry<DataMemHandler, ?> registry() {
+        return Registries.registry();
     }
 }

@@ -1,6 +1,5 @@
 package io.datamem;
 
-import io.datamem.internal.HandlerArena;
 import io.datamem.internal.Messages;
 
 import java.lang.foreign.Arena;

@@ -1,6 +1,5 @@
 package io.datamem;
 
-import io.datamem.internal.LibcAllocator;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

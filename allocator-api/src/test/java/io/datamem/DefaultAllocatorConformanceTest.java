@@ -1,5 +1,6 @@
 package io.datamem;
 
+import io.datamem.DataMem;
 import io.datamem.testing.AllocatorConformanceTest;
 
 /** The conformance suite against {@code default_allocator}, the built-in libc handler. */

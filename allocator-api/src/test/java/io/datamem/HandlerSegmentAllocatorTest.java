@@ -1,6 +1,5 @@
 package io.datamem;
 
-import io.datamem.internal.LibcAllocator;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import org.junit.jupiter.api.Test;

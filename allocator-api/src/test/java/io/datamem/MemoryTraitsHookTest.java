@@ -1,5 +1,6 @@
 package io.datamem;
 
+import io.datamem.DataMem;
 import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;

@@ -13,7 +13,9 @@ class ProviderDeclarationsTest {
 
     @Test
     void moduleInfoAndServicesFileAgree() throws IOException {
-        assertEquals(Set.of("io.datamem.internal.BuiltinProvider"),
+        assertEquals(Set.of("io.datamem.internal.registry.BuiltinProvider"),
                 ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider"));
+        assertEquals(Set.of("io.datamem.internal.registry.RegistryService"),
+                ProviderDeclarations.assertSame("io.datamem.internal.HandlerRegistry"));
     }
 }

@@ -1,5 +1,7 @@
 package io.datamem;
 
+import io.datamem.DataMem;
+import io.datamem.spi.DataMemProvider;
 import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.ProviderTerm;
@@ -121,6 +123,6 @@ class ProviderNameTest {
     @Test
     void namedHandlersAreCachedAndTheDefaultIsTheSingleton() {
         assertSame(DataMem.builtinDefault(), DataMem.handler(" default_allocator "));
-        assertTrue(DataMem.providers().getFirst().names().contains("default_allocator"));
+        assertTrue(DataMemProvider.installed().getFirst().names().contains("default_allocator"));
     }
 }

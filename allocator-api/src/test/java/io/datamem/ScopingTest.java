@@ -1,6 +1,5 @@
 package io.datamem;
 
-import io.datamem.internal.LibcAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

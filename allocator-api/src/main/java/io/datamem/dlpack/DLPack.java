@@ -645,7 +645,7 @@ public final class DLPack {
         if (type == DeviceType.CPU) {
             return traits;
         }
-        for (io.datamem.spi.DataMemProvider p : DataMem.providers()) {
+        for (io.datamem.spi.DataMemProvider p : io.datamem.spi.DataMemProvider.installed()) {
             Optional<DeviceInterchange> hook = p.interchangeFor(device);
             if (hook.isPresent()) {
                 MemoryTraits hooked = traits.withInterchange(hook.get());

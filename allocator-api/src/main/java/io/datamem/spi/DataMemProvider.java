@@ -1,8 +1,11 @@
 package io.datamem.spi;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
+import io.datamem.DataMemHandler;
 import io.datamem.Device;
 import io.datamem.DeviceInterchange;
+import io.datamem.internal.Registries;
 
 import java.util.List;
 import java.util.Optional;
@@ -82,6 +85,20 @@ public interface DataMemProvider {
      */
     default Optional<DeviceInterchange> interchangeFor(Device device) {
         return Optional.empty();
+    }
+
+    /**
+     * The providers found on the module path and class path, the built-in
+     * {@code default_allocator} first: what {@link io.datamem.DataMem#handler(String)} resolves
+     * names with, for listings ({@code datamem info}) and for finding a backend's
+     * {@link #interchangeFor} hook.
+     *
+     * @return the providers, in discovery order, unmodifiable
+     * @throws java.util.ServiceConfigurationError if a provider cannot be instantiated
+     */
+    static List<DataMemProvider> installed() {
+        DataMem.builtinDefault();   // initialises the core, which hands the registry its built-in handler
+        return Registries.<DataMemHandler, DataMemProvider>registry().providers();
     }
 
     /**

@@ -2,7 +2,6 @@ package io.datamem.array;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.internal.LibcAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Arrays confined to a thread: cheap to close, unusable elsewhere, freed safely when leaked. */
 class ConfinedArrayTest {
 
-    private final CountingAllocator counting = new CountingAllocator(LibcAllocator.INSTANCE);
+    private final CountingAllocator counting = new CountingAllocator(DataMem.builtinDefault().allocator());
     private final DataMemHandler h = DataMemHandler.of("confined-test", counting);
 
     @AfterEach

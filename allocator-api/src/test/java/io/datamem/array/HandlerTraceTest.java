@@ -2,7 +2,6 @@ package io.datamem.array;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.internal.LibcAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -27,7 +26,7 @@ class HandlerTraceTest {
 
     /** The child JVM's program: arrays in a block, on a common-pool worker, and in a bound pool. */
     public static void main(String[] args) throws Exception {
-        DataMemHandler h = DataMemHandler.of("traced-block", LibcAllocator.INSTANCE);
+        DataMemHandler h = DataMemHandler.of("traced-block", DataMem.builtinDefault().allocator());
         NDArray.zeros(DType.FLOAT64, 2, 3).close();
         CountDownLatch done = new CountDownLatch(1);
         DataMem.runWith(h, () -> {

@@ -2,7 +2,6 @@ package io.datamem.array;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.internal.LibcAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -35,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ParallelTest {
 
-    private final CountingAllocator counting = new CountingAllocator(LibcAllocator.INSTANCE);
+    private final CountingAllocator counting = new CountingAllocator(DataMem.builtinDefault().allocator());
     private final DataMemHandler h = DataMemHandler.of("parallel-block", counting);
 
     /** One array made in the parallel part: its handler and the thread that made it. */
@@ -69,7 +68,7 @@ class ParallelTest {
     void theBoundPoolsHandlerIsItsOwnWhateverTheSubmitterHasBound() throws Exception {
         try (ForkJoinPool pool = DataMem.newForkJoinPool(h, 2)) {
             assertEquals("parallel-block", pool.submit(() -> DataMem.current().name()).get());
-            DataMemHandler other = DataMemHandler.of("other", LibcAllocator.INSTANCE);
+            DataMemHandler other = DataMemHandler.of("other", DataMem.builtinDefault().allocator());
             assertEquals("parallel-block", DataMem.callWith(other, () -> pool.submit(() -> Made.of(DType.INT8)).get())
                     .handler());
             assertEquals("other", pool.submit(() -> DataMem.callWith(other, () -> Made.of(DType.INT8))).get().handler(),

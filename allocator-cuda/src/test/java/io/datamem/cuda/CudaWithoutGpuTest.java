@@ -59,7 +59,7 @@ class CudaWithoutGpuTest {
 
     @Test
     void theProviderIsListedAndUnavailableWithTheReason() {
-        DataMemProvider cuda = DataMem.providers().stream().filter(p -> p.name().equals("cuda")).findFirst()
+        DataMemProvider cuda = DataMemProvider.installed().stream().filter(p -> p.name().equals("cuda")).findFirst()
                 .orElseThrow(() -> new AssertionError("provider 'cuda' not found by ServiceLoader"));
         Availability a = cuda.availability();
         assertFalse(a.available());

@@ -4,7 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.internal.Messages;
-import io.datamem.internal.ProviderRegistry;
+import io.datamem.internal.registry.ProviderRegistry;
 import io.datamem.spi.ProviderTerm;
 
 import java.util.ArrayList;

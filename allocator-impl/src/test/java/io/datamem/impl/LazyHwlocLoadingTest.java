@@ -1,5 +1,6 @@
 package io.datamem.impl;
 
+import io.datamem.spi.DataMemProvider;
 import io.datamem.DataMem;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +25,7 @@ class LazyHwlocLoadingTest {
     /** The child JVM's program: {@code numa} as argument uses NUMA, otherwise everything else. */
     public static void main(String[] args) {
         DataMem.describeProviders();
-        DataMem.providers().forEach(p -> p.availability());
+        DataMemProvider.installed().forEach(p -> p.availability());
         for (String name : List.of("aligned64+stats", "hugepages:fallback=normal")) {
             var a = DataMem.createHandler(name).allocator();
             MemorySegment p = a.malloc(8 << 20);

@@ -44,7 +44,7 @@ public final class InfoCommand implements Callable<Integer> {
                 : System.getenv(DataMem.HANDLER_ENV) != null ? " (from " + DataMem.HANDLER_ENV + ")" : ""));
         out.println();
         out.println("providers (handler names: LEAF or LEAF+ADAPTOR+...):");
-        for (DataMemProvider p : DataMem.providers()) {
+        for (DataMemProvider p : DataMemProvider.installed()) {
             Availability a = p.availability();
             out.printf("  %-18s %-8s %s%n", p.name(), p.role().name().toLowerCase(java.util.Locale.ROOT),
                     a.available() ? "available" : "UNAVAILABLE: " + a.reason());

@@ -1,8 +1,8 @@
-package io.datamem.internal;
+package io.datamem.internal.registry;
 
-import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -103,7 +103,7 @@ public final class ProviderRegistry {
     public static DataMemHandler create(String handlerName) {
         String key = canonical(handlerName);
         if (key.equals(BuiltinProvider.DEFAULT_NAME)) {
-            return DataMem.builtinDefault();
+            return BuiltinProvider.builtin();
         }
         validate(key, key, DataMemProvider.Role.LEAF, 0);
         DataMemAllocator allocator = build(key, key, 0);

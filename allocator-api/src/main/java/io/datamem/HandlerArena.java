@@ -1,9 +1,6 @@
-package io.datamem.internal;
+package io.datamem;
 
-import io.datamem.AllocationException;
-import io.datamem.AllocationRefusal;
-import io.datamem.DataMemAllocator;
-import io.datamem.DataMemHandler;
+import io.datamem.internal.Checks;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +23,7 @@ import java.util.List;
  * handler and the byte count and whose cause, when the allocator was called, is the
  * {@link AllocationException} an array would have thrown.
  */
-public final class HandlerArena implements Arena {
+final class HandlerArena implements Arena {
 
     private final DataMemHandler handler;
     private final DataMemAllocator allocator;
@@ -46,7 +43,7 @@ public final class HandlerArena implements Arena {
      * @param shared  whether {@code scope} is shared; if not, the calling thread owns the arena
      * @throws UnsupportedOperationException if the handler's memory is not host-accessible
      */
-    public HandlerArena(DataMemHandler handler, Arena scope, boolean shared) {
+    HandlerArena(DataMemHandler handler, Arena scope, boolean shared) {
         if (!handler.traits().hostAccessible()) {
             scope.close();
             throw notHostAccessible(handler, "an Arena");
@@ -110,7 +107,7 @@ public final class HandlerArena implements Arena {
      *                                       {@link AllocationException}), or the size with its
      *                                       padding exceeds {@link DataMemAllocator#MAX_BYTE_SIZE}
      */
-    public static MemorySegment allocateAuto(DataMemHandler handler, long byteSize, long byteAlignment) {
+    static MemorySegment allocateAuto(DataMemHandler handler, long byteSize, long byteAlignment) {
         checkArguments(byteSize, byteAlignment);
         if (!handler.traits().hostAccessible()) {
             throw notHostAccessible(handler, "a SegmentAllocator");

@@ -1,4 +1,4 @@
-package io.datamem.internal;
+package io.datamem.internal.registry;
 
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.DataMemProvider.Role;

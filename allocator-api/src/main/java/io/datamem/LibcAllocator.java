@@ -1,7 +1,7 @@
-package io.datamem.internal;
+package io.datamem;
 
-import io.datamem.DataMemAllocator;
-import io.datamem.MemoryTraits;
+import io.datamem.internal.Checks;
+import io.datamem.internal.Libc;
 
 import java.lang.foreign.MemorySegment;
 
@@ -10,10 +10,10 @@ import java.lang.foreign.MemorySegment;
  * {@code calloc}, {@code realloc} and {@code free}, as NumPy's default handler. Blocks are aligned
  * to 16 bytes (glibc on 64-bit platforms).
  */
-public final class LibcAllocator implements DataMemAllocator {
+final class LibcAllocator implements DataMemAllocator {
 
     /** The one instance. */
-    public static final LibcAllocator INSTANCE = new LibcAllocator();
+    static final LibcAllocator INSTANCE = new LibcAllocator();
 
     private static final MemoryTraits TRAITS = MemoryTraits.host(16);
 

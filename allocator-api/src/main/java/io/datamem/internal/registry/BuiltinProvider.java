@@ -1,6 +1,8 @@
-package io.datamem.internal;
+package io.datamem.internal.registry;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.DataMemHandler;
+import io.datamem.internal.Registries;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -42,6 +44,16 @@ public final class BuiltinProvider implements DataMemProvider {
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        return LibcAllocator.INSTANCE;
+        return builtin().allocator();
+    }
+
+    /**
+     * The built-in handler, as {@code io.datamem.DataMem} recorded it when it initialised.
+     *
+     * @return the {@code default_allocator} handler
+     * @throws IllegalStateException if {@code DataMem} has not initialised
+     */
+    static DataMemHandler builtin() {
+        return (DataMemHandler) Registries.builtin();
     }
 }
