@@ -1,20 +1,26 @@
 /**
- * CPU allocators and adaptors. Leaves: {@link io.datamem.impl.cpu.SystemAllocator},
- * {@link io.datamem.impl.cpu.AlignedAllocator}. Adaptors ({@link io.datamem.impl.AllocatorAdaptor}):
- * {@link io.datamem.impl.adaptor.StatisticsAdaptor}, {@link io.datamem.impl.adaptor.TrackingAdaptor},
- * {@link io.datamem.impl.adaptor.LimitingAdaptor}, {@link io.datamem.impl.adaptor.GuardAdaptor},
- * {@link io.datamem.impl.adaptor.LoggingAdaptor} (read and replayed by {@link io.datamem.impl.adaptor.AllocationLog}),
- * {@link io.datamem.impl.adaptor.FailureInjectingAdaptor}, {@link io.datamem.impl.adaptor.JfrEventAdaptor}; stacks of
- * them are built and searched with {@link io.datamem.impl.AllocatorStack}.
- * Placement: {@link io.datamem.impl.placement.HugePageAllocator} (with {@link io.datamem.impl.placement.HugePages}, what
- * the machine offers) and {@link io.datamem.impl.placement.NumaAllocator} (with
- * {@link io.datamem.impl.placement.NumaTopology}, {@link io.datamem.impl.placement.NumaPolicy},
- * {@link io.datamem.impl.placement.NumaTarget} and {@link io.datamem.impl.placement.NumaPlacement}). Pooling:
- * {@link io.datamem.impl.pool.PoolingAllocator}.
+ * datamem's CPU allocators and adaptors: the adaptor contract, stacks of adaptors, and the map of
+ * this module's packages.
+ * <ul>
+ *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor, and
+ *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
+ *       a layer in them;</li>
+ *   <li>{@link io.datamem.impl.cpu}: the leaves {@link io.datamem.impl.cpu.SystemAllocator} and
+ *       {@link io.datamem.impl.cpu.AlignedAllocator} ({@code aligned64}, {@code aligned:N});</li>
+ *   <li>{@link io.datamem.impl.adaptor}: the adaptors ({@code +stats}, {@code +tracking},
+ *       {@code +limit}, {@code +guard}, {@code +log}, {@code +faults}, {@code +jfr});</li>
+ *   <li>{@link io.datamem.impl.placement}: huge pages ({@code hugepages...}) and NUMA
+ *       ({@code numa:...});</li>
+ *   <li>{@link io.datamem.impl.pool}: {@link io.datamem.impl.pool.PoolingAllocator}
+ *       ({@code pool(UPSTREAM)});</li>
+ *   <li>{@link io.datamem.impl.micrometer}: Micrometer metrics, for applications that have
+ *       Micrometer.</li>
+ * </ul>
+ * The handler names resolve through providers in a package this module does not export.
  *
  * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their constructor,
  * forward {@code free} with exactly the size they were given, and leave their accounting unchanged
  * when the upstream fails. Null policy: no method accepts or returns null unless documented.
- * Threading: every allocator and adaptor here is thread-safe.
+ * Threading: every allocator and adaptor of this module is thread-safe.
  */
 package io.datamem.impl;
