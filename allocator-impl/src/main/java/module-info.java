@@ -1,14 +1,14 @@
-import io.datamem.impl.internal.AlignedProvider;
-import io.datamem.impl.internal.HugePagesProvider;
-import io.datamem.impl.internal.NumaProvider;
-import io.datamem.impl.internal.PoolProvider;
-import io.datamem.impl.internal.FaultsProvider;
-import io.datamem.impl.internal.GuardProvider;
-import io.datamem.impl.internal.JfrProvider;
-import io.datamem.impl.internal.LimitProvider;
-import io.datamem.impl.internal.LogProvider;
-import io.datamem.impl.internal.StatsProvider;
-import io.datamem.impl.internal.TrackingProvider;
+import io.datamem.impl.provider.AlignedProvider;
+import io.datamem.impl.provider.FaultsProvider;
+import io.datamem.impl.provider.GuardProvider;
+import io.datamem.impl.provider.HugePagesProvider;
+import io.datamem.impl.provider.JfrProvider;
+import io.datamem.impl.provider.LimitProvider;
+import io.datamem.impl.provider.LogProvider;
+import io.datamem.impl.provider.NumaProvider;
+import io.datamem.impl.provider.PoolProvider;
+import io.datamem.impl.provider.StatsProvider;
+import io.datamem.impl.provider.TrackingProvider;
 
 /**
  * datamem's CPU backends and adaptors.
@@ -36,6 +36,10 @@ module io.datamem.impl {
     requires static micrometer.core;
 
     exports io.datamem.impl;
+    exports io.datamem.impl.cpu;
+    exports io.datamem.impl.adaptor;
+    exports io.datamem.impl.placement;
+    exports io.datamem.impl.pool;
     exports io.datamem.impl.micrometer;
 
     provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider,

@@ -17,7 +17,7 @@ import io.datamem.cuda.internal.CudaInterchange;
 import io.datamem.dlpack.CopyMode;
 import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
-import io.datamem.impl.AlignedAllocator;
+import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.DeviceInterchange;
 import org.junit.jupiter.api.AfterAll;

@@ -19,7 +19,7 @@ import io.datamem.cuda.internal.CudaRuntime;
 import io.datamem.dlpack.CopyMode;
 import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
-import io.datamem.impl.PoolingAllocator;
+import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -229,7 +229,7 @@ class CudaGpuTest {
     void aRegistrationErrorIsABackendExceptionAndGivesTheBlockBack() {
         long page = Libc.pageSize();
         CudaRegisteredAllocator first = CudaRegisteredAllocator.builder(
-                new io.datamem.impl.AlignedAllocator(page)).build();
+                new io.datamem.impl.cpu.AlignedAllocator(page)).build();
         MemorySegment already = first.malloc(page);   // a registered page
         try {
             // an upstream that hands out the page CUDA has already registered

@@ -2,7 +2,7 @@ package io.datamem.cuda;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.PoolingAllocator;
+import io.datamem.impl.pool.PoolingAllocator;
 import org.junit.jupiter.api.Tag;
 
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

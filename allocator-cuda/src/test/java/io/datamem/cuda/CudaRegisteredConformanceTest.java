@@ -1,7 +1,7 @@
 package io.datamem.cuda;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AlignedAllocator;
+import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Tag;
 

@@ -3,7 +3,7 @@ package io.datamem.cuda;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaDriver;
-import io.datamem.impl.AlignedAllocator;
+import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.Assumptions;
 

@@ -1,20 +1,26 @@
 /**
- * CPU allocators and adaptors. Leaves: {@link io.datamem.impl.SystemAllocator},
- * {@link io.datamem.impl.AlignedAllocator}. Adaptors ({@link io.datamem.impl.AllocatorAdaptor}):
- * {@link io.datamem.impl.StatisticsAdaptor}, {@link io.datamem.impl.TrackingAdaptor},
- * {@link io.datamem.impl.LimitingAdaptor}, {@link io.datamem.impl.GuardAdaptor},
- * {@link io.datamem.impl.LoggingAdaptor} (read and replayed by {@link io.datamem.impl.AllocationLog}),
- * {@link io.datamem.impl.FailureInjectingAdaptor}, {@link io.datamem.impl.JfrEventAdaptor}; stacks of
- * them are built and searched with {@link io.datamem.impl.AllocatorStack}.
- * Placement: {@link io.datamem.impl.HugePageAllocator} (with {@link io.datamem.impl.HugePages}, what
- * the machine offers) and {@link io.datamem.impl.NumaAllocator} (with
- * {@link io.datamem.impl.NumaTopology}, {@link io.datamem.impl.NumaPolicy},
- * {@link io.datamem.impl.NumaTarget} and {@link io.datamem.impl.NumaPlacement}). Pooling:
- * {@link io.datamem.impl.PoolingAllocator}.
+ * datamem's CPU allocators and adaptors: the adaptor contract, stacks of adaptors, and the map of
+ * this module's packages.
+ * <ul>
+ *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor, and
+ *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
+ *       a layer in them;</li>
+ *   <li>{@link io.datamem.impl.cpu}: the leaves {@link io.datamem.impl.cpu.SystemAllocator} and
+ *       {@link io.datamem.impl.cpu.AlignedAllocator} ({@code aligned64}, {@code aligned:N});</li>
+ *   <li>{@link io.datamem.impl.adaptor}: the adaptors ({@code +stats}, {@code +tracking},
+ *       {@code +limit}, {@code +guard}, {@code +log}, {@code +faults}, {@code +jfr});</li>
+ *   <li>{@link io.datamem.impl.placement}: huge pages ({@code hugepages...}) and NUMA
+ *       ({@code numa:...});</li>
+ *   <li>{@link io.datamem.impl.pool}: {@link io.datamem.impl.pool.PoolingAllocator}
+ *       ({@code pool(UPSTREAM)});</li>
+ *   <li>{@link io.datamem.impl.micrometer}: Micrometer metrics, for applications that have
+ *       Micrometer.</li>
+ * </ul>
+ * The handler names resolve through providers in a package this module does not export.
  *
  * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their constructor,
  * forward {@code free} with exactly the size they were given, and leave their accounting unchanged
  * when the upstream fails. Null policy: no method accepts or returns null unless documented.
- * Threading: every allocator and adaptor here is thread-safe.
+ * Threading: every allocator and adaptor of this module is thread-safe.
  */
 package io.datamem.impl;

@@ -3,6 +3,13 @@ package io.datamem.impl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.impl.adaptor.FailureInjectingAdaptor;
+import io.datamem.impl.adaptor.GuardAdaptor;
+import io.datamem.impl.adaptor.JfrEventAdaptor;
+import io.datamem.impl.adaptor.LimitingAdaptor;
+import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.adaptor.TrackingAdaptor;
+import io.datamem.impl.cpu.AlignedAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

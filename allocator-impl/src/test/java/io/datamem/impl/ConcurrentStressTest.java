@@ -2,6 +2,9 @@ package io.datamem.impl;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
+import io.datamem.impl.adaptor.GuardAdaptor;
+import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.adaptor.TrackingAdaptor;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

@@ -2,6 +2,10 @@ package io.datamem.impl;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
+import io.datamem.impl.adaptor.LoggingAdaptor;
+import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.placement.HugePageAllocator;
+import io.datamem.impl.placement.HugePages;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

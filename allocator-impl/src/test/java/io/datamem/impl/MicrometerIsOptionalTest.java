@@ -4,6 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
+import io.datamem.impl.adaptor.StatisticsAdaptor;
 import org.junit.jupiter.api.Test;
 
 import java.io.File;

@@ -5,19 +5,22 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** The resident set size of this process, from {@code /proc/self/status} (Linux). */
-final class Rss {
+/**
+ * The resident set size of this process, from {@code /proc/self/status} (Linux). Public: the tests
+ * of {@code cpu} and {@code adaptor} use it.
+ */
+public final class Rss {
 
     private Rss() {
     }
 
     /** Whether this system reports it. */
-    static boolean available() {
+    public static boolean available() {
         return Files.isReadable(Path.of("/proc/self/status"));
     }
 
     /** The resident bytes now. */
-    static long bytes() {
+    public static long bytes() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmRSS:")) {

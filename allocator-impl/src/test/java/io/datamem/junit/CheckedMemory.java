@@ -1,6 +1,6 @@
 package io.datamem.junit;
 
-import io.datamem.impl.TrackingAdaptor;
+import io.datamem.impl.adaptor.TrackingAdaptor;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.lang.annotation.Documented;
@@ -19,11 +19,11 @@ import java.lang.annotation.Target;
  * trace, and each violation with its address, sizes and kind.
  *
  * <p>The handler is built from the provider name {@link #value()} ({@code default_allocator} by
- * default): a {@link io.datamem.impl.GuardAdaptor} right on its leaf, its own adaptors above the
+ * default): a {@link io.datamem.impl.adaptor.GuardAdaptor} right on its leaf, its own adaptors above the
  * guard (so that they see the sizes callers ask for), and a {@link TrackingAdaptor} on top:
  * {@code aligned64+stats} runs as {@code aligned64+guard+stats+tracking}. Put it on a class or a method (the method's wins). Tests may
  * take a {@link io.datamem.DataMemHandler}, {@link TrackingAdaptor},
- * {@link io.datamem.impl.GuardAdaptor} or {@link io.datamem.impl.StatisticsAdaptor} (when the name
+ * {@link io.datamem.impl.adaptor.GuardAdaptor} or {@link io.datamem.impl.adaptor.StatisticsAdaptor} (when the name
  * has {@code +stats}) parameter to reach the handler's parts.
  */
 @Documented

@@ -9,7 +9,7 @@ import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.dlpack.DLPack;
-import io.datamem.impl.PoolingAllocator;
+import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.SyclUsmArrayInterface;

@@ -2,7 +2,7 @@ package io.datamem.sycl;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.PoolingAllocator;
+import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;

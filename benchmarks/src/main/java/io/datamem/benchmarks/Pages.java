@@ -1,7 +1,7 @@
 package io.datamem.benchmarks;
 
-import io.datamem.impl.HugePageAllocator;
-import io.datamem.impl.HugePages;
+import io.datamem.impl.placement.HugePageAllocator;
+import io.datamem.impl.placement.HugePages;
 
 import java.lang.foreign.MemorySegment;
 

@@ -7,7 +7,7 @@ import io.datamem.cuda.CudaDeviceAllocator;
 import io.datamem.cuda.CudaManagedAllocator;
 import io.datamem.cuda.CudaPinnedAllocator;
 import io.datamem.cuda.CudaRegisteredAllocator;
-import io.datamem.impl.AlignedAllocator;
+import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;

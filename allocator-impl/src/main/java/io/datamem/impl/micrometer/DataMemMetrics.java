@@ -2,7 +2,7 @@ package io.datamem.impl.micrometer;
 
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.StatisticsAdaptor;
+import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Measurement;

@@ -2,7 +2,7 @@ package io.datamem.benchmarks.cuda;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.PoolingAllocator;
+import io.datamem.impl.pool.PoolingAllocator;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

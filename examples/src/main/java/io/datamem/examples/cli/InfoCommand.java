@@ -1,8 +1,8 @@
 package io.datamem.examples.cli;
 
 import io.datamem.DataMem;
-import io.datamem.impl.HugePages;
-import io.datamem.impl.NumaTopology;
+import io.datamem.impl.placement.HugePages;
+import io.datamem.impl.placement.NumaTopology;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;

@@ -4,7 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
-import io.datamem.impl.StatisticsAdaptor;
+import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.micrometer.DataMemMetrics;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;

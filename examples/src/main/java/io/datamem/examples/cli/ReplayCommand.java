@@ -2,7 +2,7 @@ package io.datamem.examples.cli;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.impl.AllocationLog;
+import io.datamem.impl.adaptor.AllocationLog;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -6,7 +6,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.examples.metrics.PrometheusExample;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.LoggingAdaptor;
+import io.datamem.impl.adaptor.LoggingAdaptor;
 import io.datamem.junit.CheckedMemory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,0 +1,662 @@
+package io.datamem.impl.adaptor;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.MemoryTraits;
+import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.adaptor.GuardViolation.Kind;
+import io.datamem.internal.Checks;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * NEP 49's sample handler made into a tool: every block gets a header in front (its size and a
+ * canary), a red zone behind, and is poisoned when allocated and when freed; freed blocks wait in a
+ * quarantine before going back upstream. The guard detects, and reports precisely (address, sizes,
+ * kind, thread):
+ * <ul>
+ * <li>{@link Kind#WRONG_SIZE}: {@code free} or {@code realloc} with a size other than the block's;</li>
+ * <li>{@link Kind#DOUBLE_FREE}: a block freed twice;</li>
+ * <li>{@link Kind#FOREIGN_POINTER}: a pointer it never allocated;</li>
+ * <li>{@link Kind#OVERRUN} and {@link Kind#UNDERRUN}: writes past the end or before the start of a
+ * block, checked on {@code free}/{@code realloc} and on demand for every live block
+ * ({@link #check()});</li>
+ * <li>{@link Kind#USE_AFTER_FREE}: writes into a freed block while it is in quarantine, checked
+ * when it leaves the quarantine and by {@link #check()}.</li>
+ * </ul>
+ *
+ * <p>The guard never reads memory it does not own: it keeps its own registry of live blocks and
+ * looks at a header only when the registry says the pointer is a live block; a bad pointer is
+ * reported without being touched or forwarded.
+ *
+ * <p>On a violation the guard records it ({@link #violations()}) and, in the default
+ * {@link OnViolation#THROW} mode, throws a {@link GuardViolationException}. Misuses of the pointer
+ * or size passed (wrong size, double free, foreign pointer) leave memory untouched in that mode;
+ * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
+ * since the red zone absorbed it. A {@code realloc} checks the block before it moves anything:
+ * corruption found there is handled as by a {@code free} (the old block is freed) and nothing is
+ * allocated or copied. The exception says which happened:
+ * {@link GuardViolationException#blockReleased()} is true when the block was freed, and adaptors
+ * above the guard then account it as freed. In {@link OnViolation#RECORD} mode nothing is thrown: a
+ * wrong-size free frees the block with its real size, a bad pointer is ignored, and a bad
+ * {@code realloc} returns {@code NULL}.
+ *
+ * <p>Layout of a block of {@code n} bytes: {@code header} bytes (the upstream's alignment, at least
+ * 32; only its last 32 bytes are written and checked: 16 bytes of red-zone filler, then the size and
+ * a canary derived from the address; padding before them stays untouched, so a large alignment
+ * commits no memory for it), the {@code n} bytes,
+ * then {@link Builder#redZoneBytes(int) redZoneBytes} (32 by default). The guard keeps the
+ * upstream's alignment. Bytes of a {@code malloc} block start as {@code 0xCD}, freed bytes become
+ * {@code 0xDD}, red zones are {@code 0xFD}. {@code realloc} always moves the block (so stale
+ * pointers to the old one are caught). Thread-safe; meant for testing and debugging, not speed.
+ */
+public final class GuardAdaptor implements AllocatorAdaptor {
+
+    /** The byte a {@code malloc} block starts filled with. */
+    public static final byte UNINITIALISED_BYTE = (byte) 0xCD;
+    /** The byte a freed block is filled with. */
+    public static final byte FREED_BYTE = (byte) 0xDD;
+    /** The byte of the red zones. */
+    public static final byte RED_ZONE_BYTE = (byte) 0xFD;
+    /** The default size of the red zone after each block. */
+    public static final int DEFAULT_RED_ZONE_BYTES = 32;
+    /** The default quarantine: freed blocks up to this many bytes in all wait before going upstream. */
+    public static final long DEFAULT_QUARANTINE_BYTES = 4L << 20;
+
+    private static final long MAGIC = 0x6461_7461_6D65_6D21L; // "datamem!"
+    private static final int MIN_HEADER = 32;
+    private static final int MAX_QUARANTINE_BLOCKS = 1024;
+    private static final int MAX_REMEMBERED_FREES = 4096;
+
+    /** What the guard does when it catches a violation. */
+    public enum OnViolation {
+        /** Records it and throws a {@link GuardViolationException}. */
+        THROW,
+        /** Records it only. */
+        RECORD
+    }
+
+    private final DataMemAllocator upstream;
+    private final long header;
+    private final int redZone;
+    private final long quarantineLimit;
+    private final OnViolation onViolation;
+    private final ConcurrentHashMap<Long, Block> live = new ConcurrentHashMap<>();
+    private final List<GuardViolation> violations = new CopyOnWriteArrayList<>();
+    private final Object lock = new Object();
+    // Guarded by 'lock'.
+    private final ArrayDeque<Block> quarantine = new ArrayDeque<>();
+    private long quarantineBytes;
+    private final Map<Long, Block> recentlyFreed = new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Block> eldest) {
+            return size() > MAX_REMEMBERED_FREES;
+        }
+    };
+
+    /** A block the guard allocated. */
+    private static final class Block {
+        final long address;
+        final long byteSize;
+        final long base;
+        final long total;
+        final String threadName;
+        final Instant time;
+        // Guarded by 'this'.
+        boolean released;
+        boolean reported;
+        boolean writtenAfterFree;
+        String freedBy;
+        Instant freedAt;
+
+        Block(long address, long byteSize, long base, long total) {
+            this.address = address;
+            this.byteSize = byteSize;
+            this.base = base;
+            this.total = total;
+            this.threadName = Thread.currentThread().getName();
+            this.time = Instant.now();
+        }
+
+        @Override
+        public String toString() {
+            return "block of " + byteSize + " bytes allocated by thread '" + threadName + "' at " + time;
+        }
+    }
+
+    /**
+     * Wraps an upstream with the default settings.
+     *
+     * @param upstream the allocator to guard; its memory must be host-accessible
+     * @throws NullPointerException     if {@code upstream} is null
+     * @throws IllegalArgumentException if the upstream's memory is not host-accessible
+     */
+    public GuardAdaptor(DataMemAllocator upstream) {
+        this(builder(upstream));
+    }
+
+    private GuardAdaptor(Builder b) {
+        this.upstream = b.upstream;
+        MemoryTraits t = upstream.traits();
+        if (!t.hostAccessible()) {
+            throw new IllegalArgumentException("upstream: " + upstream + " allocates " + t.kind()
+                    + " memory, which the host cannot access (expected: host-accessible memory for the guard's"
+                    + " headers and red zones)");
+        }
+        this.header = Math.max(MIN_HEADER, t.byteAlignment());
+        this.redZone = b.redZoneBytes;
+        this.quarantineLimit = b.quarantineBytes;
+        this.onViolation = b.onViolation;
+    }
+
+    /**
+     * A builder.
+     *
+     * @param upstream the allocator to guard
+     * @return a builder with the default settings
+     * @throws NullPointerException if {@code upstream} is null
+     */
+    public static Builder builder(DataMemAllocator upstream) {
+        return new Builder(Objects.requireNonNull(upstream, "upstream"));
+    }
+
+    /** Settings of a {@link GuardAdaptor}. */
+    public static final class Builder {
+        private final DataMemAllocator upstream;
+        private int redZoneBytes = DEFAULT_RED_ZONE_BYTES;
+        private long quarantineBytes = DEFAULT_QUARANTINE_BYTES;
+        private OnViolation onViolation = OnViolation.THROW;
+
+        private Builder(DataMemAllocator upstream) {
+            this.upstream = upstream;
+        }
+
+        /**
+         * The size of the red zone after each block.
+         *
+         * @param bytes from 1 to 4096
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder redZoneBytes(int bytes) {
+            if (bytes < 1 || bytes > 4096) {
+                throw new IllegalArgumentException("redZoneBytes: " + bytes + " (expected: 1 to 4096)");
+            }
+            this.redZoneBytes = bytes;
+            return this;
+        }
+
+        /**
+         * How many bytes of freed blocks (headers and red zones included) wait in quarantine before
+         * going back upstream; 0 frees at once. Larger blocks skip the quarantine.
+         *
+         * @param bytes at least 0
+         * @return this builder
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder quarantineBytes(long bytes) {
+            this.quarantineBytes = Checks.notNegative("quarantineBytes", bytes);
+            return this;
+        }
+
+        /**
+         * What to do on a violation.
+         *
+         * @param action throw (the default) or only record
+         * @return this builder
+         * @throws NullPointerException if {@code action} is null
+         */
+        public Builder onViolation(OnViolation action) {
+            this.onViolation = Objects.requireNonNull(action, "action");
+            return this;
+        }
+
+        /**
+         * Builds the adaptor.
+         *
+         * @return a new adaptor
+         * @throws IllegalArgumentException if the upstream's memory is not host-accessible
+         */
+        public GuardAdaptor build() {
+            return new GuardAdaptor(this);
+        }
+    }
+
+    @Override
+    public DataMemAllocator upstream() {
+        return upstream;
+    }
+
+    /**
+     * What the guard does on a violation.
+     *
+     * @return the action
+     */
+    public OnViolation onViolation() {
+        return onViolation;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The allocator
+
+    @Override
+    public MemorySegment malloc(long byteSize) {
+        Checks.byteSize("byteSize", byteSize);
+        return allocate(byteSize, false);
+    }
+
+    @Override
+    public MemorySegment calloc(long count, long elementByteSize) {
+        long byteSize = Checks.callocByteSize(count, elementByteSize);
+        return byteSize < 0 ? MemorySegment.NULL : allocate(byteSize, true);
+    }
+
+    @Override
+    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Checks.byteSize("oldByteSize", oldByteSize);
+        Checks.byteSize("newByteSize", newByteSize);
+        if (ptr.address() == 0) {
+            return allocate(newByteSize, false);
+        }
+        long address = ptr.address();
+        Block b = live.get(address);
+        if (b == null) {
+            notLive("realloc", address, oldByteSize);
+            return MemorySegment.NULL;
+        }
+        if (b.byteSize != oldByteSize) {
+            violation(new GuardViolation(Kind.WRONG_SIZE, "realloc", address, oldByteSize, b.byteSize,
+                    "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", " + newByteSize
+                            + ") of a " + b + "; the size passed is " + sizeDifference(oldByteSize, b.byteSize),
+                    Thread.currentThread().getName()), false);
+        }
+        if (onViolation == OnViolation.THROW) {
+            // Check before moving: a corrupted block is retired as a free would retire it, and
+            // nothing is allocated or copied.
+            List<GuardViolation> found;
+            synchronized (b) {
+                found = b.released ? List.of() : inspect(b, "realloc");
+            }
+            if (!found.isEmpty()) {
+                violations.addAll(found);
+                boolean released = live.remove(address, b);
+                if (released) {
+                    retire(b, "realloc");   // already reported: retire finds nothing more
+                }
+                throw new GuardViolationException(found.getFirst(), released);
+            }
+        }
+        MemorySegment moved = allocate(newByteSize, false);
+        if (moved.address() == 0) {
+            return moved; // the old block is untouched and still the caller's
+        }
+        if (!live.remove(address, b)) {
+            Block nb = live.remove(moved.address());
+            release(nb);
+            notLive("realloc", address, oldByteSize);
+            return MemorySegment.NULL;
+        }
+        long keep = Math.min(b.byteSize, newByteSize);
+        if (keep > 0) {
+            MemorySegment.copy(segment(b.address, keep), 0, segment(moved.address(), keep), 0, keep);
+        }
+        List<GuardViolation> found = retire(b, "realloc");
+        if (!found.isEmpty()) {
+            violation(found.getFirst(), true);
+        }
+        return moved;
+    }
+
+    @Override
+    public void free(MemorySegment ptr, long byteSize) {
+        Checks.notNegative("byteSize", byteSize);
+        long address = ptr.address();
+        if (address == 0) {
+            return;
+        }
+        Block b = live.get(address);
+        if (b == null) {
+            notLive("free", address, byteSize);
+            return;
+        }
+        if (b.byteSize != byteSize) {
+            violation(new GuardViolation(Kind.WRONG_SIZE, "free", address, byteSize, b.byteSize,
+                    "free(0x" + Long.toHexString(address) + ", " + byteSize + ") of a " + b
+                            + "; the size passed is " + sizeDifference(byteSize, b.byteSize),
+                    Thread.currentThread().getName()), false);
+        }
+        if (!live.remove(address, b)) {
+            notLive("free", address, byteSize);
+            return;
+        }
+        List<GuardViolation> found = retire(b, "free");
+        if (!found.isEmpty() && onViolation == OnViolation.THROW) {
+            throw new GuardViolationException(found.getFirst(), true);   // recorded by retire
+        }
+    }
+
+    @Override
+    public MemoryTraits traitsOf(MemorySegment ptr) {
+        Block b = live.get(ptr.address());
+        return b == null ? traits() : upstream.traitsOf(MemorySegment.ofAddress(b.base));
+    }
+
+    private static String sizeDifference(long passed, long real) {
+        long d = passed - real;
+        return Math.abs(d) + " bytes too " + (d > 0 ? "large" : "small");
+    }
+
+    private MemorySegment allocate(long byteSize, boolean zeroed) {
+        if (byteSize > DataMemAllocator.MAX_BYTE_SIZE - header - redZone) {
+            return MemorySegment.NULL; // cannot be satisfied with the guard's overhead
+        }
+        long total = header + byteSize + redZone;
+        MemorySegment raw = zeroed ? upstream.calloc(1, total) : upstream.malloc(total);
+        if (raw.address() == 0) {
+            return raw;
+        }
+        long address = raw.address() + header;
+        MemorySegment s = segment(raw.address(), total);
+        // Only the last MIN_HEADER bytes of the header are written: the rest is alignment padding,
+        // left untouched so that a large alignment commits no memory.
+        s.asSlice(header - MIN_HEADER, MIN_HEADER - 16).fill(RED_ZONE_BYTE);
+        s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 16, byteSize);
+        s.set(ValueLayout.JAVA_LONG_UNALIGNED, header - 8, canary(address, byteSize));
+        if (!zeroed && byteSize > 0) {
+            s.asSlice(header, byteSize).fill(UNINITIALISED_BYTE);
+        }
+        s.asSlice(header + byteSize, redZone).fill(RED_ZONE_BYTE);
+        live.put(address, new Block(address, byteSize, raw.address(), total));
+        return MemorySegment.ofAddress(address);
+    }
+
+    private static long canary(long address, long byteSize) {
+        return MAGIC ^ address ^ Long.rotateLeft(byteSize, 29);
+    }
+
+    private static MemorySegment segment(long address, long byteSize) {
+        return MemorySegment.ofAddress(address).reinterpret(byteSize);
+    }
+
+    /** A free or realloc of a pointer that is not live: a double free or a foreign pointer. */
+    private void notLive(String operation, long address, long byteSize) {
+        Block freed;
+        synchronized (lock) {
+            freed = recentlyFreed.get(address);
+        }
+        String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
+        GuardViolation v;
+        if (freed != null) {
+            String by;
+            synchronized (freed) {
+                by = "freed by thread '" + freed.freedBy + "' at " + freed.freedAt;
+            }
+            v = new GuardViolation(Kind.DOUBLE_FREE, operation, address, byteSize, freed.byteSize,
+                    call + " of a " + freed + ", already " + by, Thread.currentThread().getName());
+        } else {
+            v = new GuardViolation(Kind.FOREIGN_POINTER, operation, address, byteSize, -1,
+                    call + ": this handler has no block at 0x" + Long.toHexString(address)
+                            + " (never allocated here, or freed long ago)", Thread.currentThread().getName());
+        }
+        violation(v, false);
+    }
+
+    /**
+     * Records a violation (unless {@code recorded}) and throws it in {@link OnViolation#THROW} mode.
+     */
+    private void violation(GuardViolation v, boolean recorded) {
+        if (!recorded) {
+            violations.add(v);
+        }
+        if (onViolation == OnViolation.THROW) {
+            throw new GuardViolationException(v);
+        }
+    }
+
+    /** Checks a block that left the live set, poisons it and sends it to quarantine or upstream. */
+    private List<GuardViolation> retire(Block b, String operation) {
+        List<GuardViolation> found;
+        synchronized (b) {
+            found = inspect(b, operation);
+            b.released = true;
+            b.freedBy = Thread.currentThread().getName();
+            b.freedAt = Instant.now();
+            if (b.byteSize > 0) {
+                segment(b.address, b.byteSize).fill(FREED_BYTE);
+            }
+        }
+        violations.addAll(found);
+        List<Block> evicted = new ArrayList<>();
+        boolean quarantined = false;
+        synchronized (lock) {
+            recentlyFreed.put(b.address, b);
+            if (b.total <= quarantineLimit) {
+                quarantine.addLast(b);
+                quarantineBytes += b.total;
+                quarantined = true;
+                while (quarantineBytes > quarantineLimit || quarantine.size() > MAX_QUARANTINE_BLOCKS) {
+                    Block e = quarantine.pollFirst();
+                    quarantineBytes -= e.total;
+                    evicted.add(e);
+                }
+            }
+        }
+        if (!quarantined) {
+            release(b);
+        }
+        for (Block e : evicted) {
+            boolean reported;
+            synchronized (e) {
+                reported = e.writtenAfterFree;
+            }
+            if (!reported) {
+                checkPoison(e, "quarantine");
+            }
+            release(e);
+        }
+        return found;
+    }
+
+    private void release(Block b) {
+        upstream.free(MemorySegment.ofAddress(b.base), b.total);
+    }
+
+    /** Overruns and underruns of a block the caller holds; each block is reported once. */
+    private List<GuardViolation> inspect(Block b, String operation) {
+        if (b.reported) {
+            return List.of();
+        }
+        MemorySegment s = segment(b.base, b.total);
+        String thread = Thread.currentThread().getName();
+        List<GuardViolation> found = new ArrayList<>(2);
+        long after = header + b.byteSize;
+        for (long i = 0; i < redZone; i++) {
+            byte v = s.get(ValueLayout.JAVA_BYTE, after + i);
+            if (v != RED_ZONE_BYTE) {
+                found.add(new GuardViolation(Kind.OVERRUN, operation, b.address, b.byteSize, b.byteSize,
+                        "the " + b + " was written past its end: byte " + (b.byteSize + i) + " (red-zone byte " + i
+                                + ", address 0x" + Long.toHexString(b.address + b.byteSize + i) + ") is "
+                                + hex(v) + ", expected " + hex(RED_ZONE_BYTE), thread));
+                break;
+            }
+        }
+        String underrun = null;
+        long storedSize = s.get(ValueLayout.JAVA_LONG_UNALIGNED, header - 16);
+        long storedCanary = s.get(ValueLayout.JAVA_LONG_UNALIGNED, header - 8);
+        if (storedCanary != canary(b.address, b.byteSize)) {
+            underrun = "the canary just before it (bytes -8 to -1) changed to 0x" + Long.toHexString(storedCanary);
+        } else if (storedSize != b.byteSize) {
+            underrun = "the size in its header (bytes -16 to -9) changed to " + storedSize;
+        } else {
+            for (long i = header - 17; i >= header - MIN_HEADER; i--) {
+                byte v = s.get(ValueLayout.JAVA_BYTE, i);
+                if (v != RED_ZONE_BYTE) {
+                    underrun = "byte " + (i - header) + " (address 0x" + Long.toHexString(b.base + i) + ") is "
+                            + hex(v) + ", expected " + hex(RED_ZONE_BYTE);
+                    break;
+                }
+            }
+        }
+        if (underrun != null) {
+            found.add(new GuardViolation(Kind.UNDERRUN, operation, b.address, b.byteSize, b.byteSize,
+                    "the " + b + " was written before its start: " + underrun, thread));
+        }
+        if (!found.isEmpty()) {
+            b.reported = true;
+        }
+        return found;
+    }
+
+    /** Writes into a quarantined block: the violation (recorded), or null. */
+    private GuardViolation checkPoison(Block b, String operation) {
+        MemorySegment s = segment(b.address, b.byteSize);
+        for (long i = 0; i < b.byteSize; i++) {
+            byte v = s.get(ValueLayout.JAVA_BYTE, i);
+            if (v != FREED_BYTE) {
+                String by;
+                synchronized (b) {
+                    by = "freed by thread '" + b.freedBy + "' at " + b.freedAt;
+                    b.writtenAfterFree = true;
+                }
+                GuardViolation found = new GuardViolation(Kind.USE_AFTER_FREE, operation, b.address, b.byteSize,
+                        b.byteSize, "the " + b + ", " + by + ", was written after it was freed: byte " + i + " is "
+                        + hex(v) + ", expected " + hex(FREED_BYTE), Thread.currentThread().getName());
+                violations.add(found);
+                return found;
+            }
+        }
+        return null;
+    }
+
+    private static String hex(byte v) {
+        return String.format("0x%02x", v & 0xFF);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Checks and reports
+
+    /**
+     * Checks every live block for overruns and underruns, and every quarantined block for writes
+     * after free. Each block is reported once.
+     *
+     * @return the violations found by this check (also added to {@link #violations()})
+     */
+    public List<GuardViolation> check() {
+        List<GuardViolation> found = new ArrayList<>();
+        for (Block b : live.values()) {
+            synchronized (b) {
+                if (!b.released) {
+                    found.addAll(inspect(b, "check"));
+                }
+            }
+        }
+        violations.addAll(found);
+        synchronized (lock) {
+            for (Block b : quarantine) {
+                boolean reported;
+                synchronized (b) {
+                    reported = b.writtenAfterFree;
+                }
+                GuardViolation v = reported ? null : checkPoison(b, "check");
+                if (v != null) {
+                    found.add(v);
+                }
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Sends every quarantined block upstream, checking each for writes after free first.
+     *
+     * @return how many blocks were released
+     */
+    public int drainQuarantine() {
+        List<Block> all;
+        synchronized (lock) {
+            all = new ArrayList<>(quarantine);
+            quarantine.clear();
+            quarantineBytes = 0;
+        }
+        for (Block b : all) {
+            boolean reported;
+            synchronized (b) {
+                reported = b.writtenAfterFree;
+            }
+            if (!reported) {
+                checkPoison(b, "quarantine");
+            }
+            release(b);
+        }
+        return all.size();
+    }
+
+    /**
+     * Every violation caught so far, in order.
+     *
+     * @return a snapshot
+     */
+    public List<GuardViolation> violations() {
+        return List.copyOf(violations);
+    }
+
+    /**
+     * The number of live blocks.
+     *
+     * @return count
+     */
+    public long liveCount() {
+        return live.size();
+    }
+
+    /**
+     * The bytes of the live blocks (as callers asked, without the guard's overhead).
+     *
+     * @return bytes
+     */
+    public long liveBytes() {
+        long sum = 0;
+        for (Block b : live.values()) {
+            sum += b.byteSize;
+        }
+        return sum;
+    }
+
+    /**
+     * The bytes the guard adds to each block.
+     *
+     * @return header plus red zone
+     */
+    public long overheadBytes() {
+        return header + redZone;
+    }
+
+    /**
+     * One line per violation, or {@code "no violations"}.
+     *
+     * @return the report
+     */
+    public String report() {
+        List<GuardViolation> vs = violations();
+        if (vs.isEmpty()) {
+            return "no violations\n";
+        }
+        StringBuilder b = new StringBuilder().append(vs.size()).append(" guard violation(s):\n");
+        vs.forEach(v -> b.append("  ").append(v).append('\n'));
+        return b.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "GuardAdaptor[" + upstream + "]";
+    }
+}

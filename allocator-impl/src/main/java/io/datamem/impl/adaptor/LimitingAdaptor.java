@@ -1,0 +1,258 @@
+package io.datamem.impl.adaptor;
+
+import io.datamem.AllocationRefusal;
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.internal.Checks;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Caps the bytes in use through an upstream allocator. A request that would take them past the cap
+ * is refused: it returns {@code NULL} without calling the upstream, leaves the accounting unchanged,
+ * and notes the refusal with {@link AllocationRefusal#limitExceeded} so that arrays and arenas throw
+ * a {@link io.datamem.LimitExceededException} naming the cap, the bytes in use and the request.
+ *
+ * <p>The bytes are reserved before the upstream is called and released if it returns {@code NULL},
+ * so concurrent requests never overshoot the cap together. Sizes are those callers pass
+ * ({@code free(ptr, n)} releases {@code n}); a {@code realloc} reserves only its growth and releases
+ * its shrinkage once it succeeded. For a refused {@code realloc} the request named is the new size
+ * and the bytes in use exclude the block being resized.
+ *
+ * <p>The bytes in use never go negative, so the arithmetic holds for every cap up to
+ * {@link Long#MAX_VALUE}: a {@code free} naming more bytes than are in use cannot be of a block
+ * that came through this adaptor with that size, and is refused with an
+ * {@link IllegalArgumentException} before the upstream is called (a {@code realloc}'s shrinkage
+ * releases at most the bytes in use). A {@code free} or {@code realloc} the upstream refuses with an
+ * exception changes nothing, except a {@link GuardViolationException} whose
+ * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
+ * bytes are released. Thread-safe.
+ */
+public final class LimitingAdaptor implements AllocatorAdaptor {
+
+    private final DataMemAllocator upstream;
+    private final long limitBytes;
+    private final AtomicLong inUse = new AtomicLong();
+    private final LongAdder refusals = new LongAdder();
+
+    /**
+     * Wraps an upstream with a cap.
+     *
+     * @param upstream   the allocator to cap
+     * @param limitBytes the most bytes that may be in use at once, at least 0
+     * @throws NullPointerException     if {@code upstream} is null
+     * @throws IllegalArgumentException if {@code limitBytes} is negative
+     */
+    public LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
+        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
+    }
+
+    /**
+     * Parses a byte count with an optional binary suffix: {@code 1048576}, {@code 64k}, {@code 64m},
+     * {@code 1g}, {@code 2t} (powers of 1024; {@code kb}, {@code mb}, {@code gb}, {@code tb} and
+     * {@code kib}.. {@code tib} too, in any case).
+     *
+     * @param text the text
+     * @return the byte count
+     * @throws IllegalArgumentException if the text is not such a count, is negative, or overflows
+     */
+    public static long parseByteCount(String text) {
+        return io.datamem.impl.os.ByteSizes.parse("byte count", text, Long.MAX_VALUE);
+    }
+
+    @Override
+    public DataMemAllocator upstream() {
+        return upstream;
+    }
+
+    /**
+     * The cap.
+     *
+     * @return bytes
+     */
+    public long limitBytes() {
+        return limitBytes;
+    }
+
+    /**
+     * The bytes in use (reserved) now.
+     *
+     * @return bytes
+     */
+    public long inUseBytes() {
+        return inUse.get();
+    }
+
+    /**
+     * The requests refused for the cap so far.
+     *
+     * @return count
+     */
+    public long refusals() {
+        return refusals.sum();
+    }
+
+    @Override
+    public MemorySegment malloc(long byteSize) {
+        Checks.byteSize("byteSize", byteSize);
+        if (!reserve(byteSize, 0)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.malloc(byteSize);
+        } catch (RuntimeException | Error e) {
+            inUse.addAndGet(-byteSize);
+            throw e;
+        }
+        return settle(p, byteSize);
+    }
+
+    @Override
+    public MemorySegment calloc(long count, long elementByteSize) {
+        long byteSize = Checks.callocByteSize(count, elementByteSize);
+        if (byteSize < 0) {
+            return upstream.calloc(count, elementByteSize); // NULL: the product overflows
+        }
+        if (!reserve(byteSize, 0)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.calloc(count, elementByteSize);
+        } catch (RuntimeException | Error e) {
+            inUse.addAndGet(-byteSize);
+            throw e;
+        }
+        return settle(p, byteSize);
+    }
+
+    /**
+     * Resizes a block through the upstream, reserving its growth first.
+     *
+     * @param ptr         the block, or {@code NULL} (then a {@code malloc})
+     * @param oldByteSize its size
+     * @param newByteSize the size wanted
+     * @return the resized block, or {@code NULL} (refused for the cap, or the upstream failed; the
+     *         old block is untouched and the accounting unchanged)
+     * @throws IllegalArgumentException if a size is negative, or if the upstream refuses the call
+     *                                  (the accounting is then unchanged)
+     */
+    @Override
+    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Checks.byteSize("oldByteSize", oldByteSize);
+        Checks.byteSize("newByteSize", newByteSize);
+        long old = ptr.address() == 0 ? 0 : oldByteSize;
+        long growth = newByteSize - old;
+        if (growth > 0 && !reserve(growth, old)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment p;
+        try {
+            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        } catch (RuntimeException | Error e) {
+            if (growth > 0) {
+                inUse.addAndGet(-growth);
+            }
+            if (old > 0 && GuardViolationException.released(e)) {
+                // The guard below freed the old block and allocated nothing.
+                inUse.accumulateAndGet(old, (now, bytes) -> Math.max(0, now - bytes));
+            }
+            throw e;
+        }
+        if (p.address() == 0) {
+            if (growth > 0) {
+                inUse.addAndGet(-growth); // roll back: the old block is untouched
+            }
+        } else if (growth < 0) {
+            inUse.accumulateAndGet(-growth, (now, bytes) -> Math.max(0, now - bytes)); // never negative
+        }
+        return p;
+    }
+
+    /**
+     * Frees a block through the upstream and releases its bytes.
+     *
+     * @param ptr      the block, or {@code NULL} (a no-op upstream)
+     * @param byteSize its size
+     * @throws IllegalArgumentException if {@code byteSize} is negative, or larger than the bytes in use
+     *                                  (the block cannot have come through this adaptor with that
+     *                                  size: nothing is freed and the accounting is unchanged), or if
+     *                                  the upstream refuses the free
+     */
+    @Override
+    public void free(MemorySegment ptr, long byteSize) {
+        Checks.notNegative("byteSize", byteSize);
+        if (ptr.address() == 0) {
+            upstream.free(ptr, byteSize);
+            return;
+        }
+        release(ptr.address(), byteSize);
+        try {
+            upstream.free(ptr, byteSize);
+        } catch (RuntimeException | Error e) {
+            if (!GuardViolationException.released(e)) {
+                inUse.addAndGet(byteSize); // the upstream kept the block
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Releases {@code bytes} of the bytes in use, or throws if fewer are in use: the accounting
+     * never goes negative, so {@code limitBytes - inUse} never overflows.
+     */
+    private void release(long address, long bytes) {
+        long now = inUse.get();
+        while (true) {
+            if (bytes > now) {   // the message is built only here: free is a hot path
+                throw new IllegalArgumentException(this + ": free(0x" + Long.toHexString(address) + ", " + bytes
+                        + ") releases " + bytes + " bytes, but only "
+                        + now + " bytes in use came through this adaptor (expected: the size the block was"
+                        + " allocated with)");
+            }
+            long witness = inUse.compareAndExchange(now, now - bytes);
+            if (witness == now) {
+                return;
+            }
+            now = witness;
+        }
+    }
+
+    /**
+     * Reserves {@code bytes} if that keeps the total within the cap; else notes the refusal.
+     *
+     * @param resizing the size of the block being resized (0 for a new block), for the message
+     */
+    private boolean reserve(long bytes, long resizing) {
+        long now = inUse.get();
+        while (true) {
+            if (bytes > limitBytes - now) { // 0 <= now <= limitBytes: no overflow
+                refusals.increment();
+                AllocationRefusal.limitExceeded(bytes + resizing, limitBytes, now - resizing);
+                return false;
+            }
+            long witness = inUse.compareAndExchange(now, now + bytes);
+            if (witness == now) {
+                return true;
+            }
+            now = witness;
+        }
+    }
+
+    private MemorySegment settle(MemorySegment p, long byteSize) {
+        if (p.address() == 0) {
+            inUse.addAndGet(-byteSize); // roll back the reservation
+        }
+        return p;
+    }
+
+    @Override
+    public String toString() {
+        return "LimitingAdaptor[" + upstream + ", limit " + limitBytes + " bytes]";
+    }
+}

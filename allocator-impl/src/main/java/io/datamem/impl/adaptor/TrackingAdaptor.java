@@ -1,0 +1,479 @@
+package io.datamem.impl.adaptor;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.internal.Checks;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+/**
+ * Keeps the set of live allocations (address, size, thread, time and, depending on the
+ * {@link StackTraces} level, where it was allocated), checks that every {@code free} and
+ * {@code realloc} names a live block with the size it was allocated with, and writes a leak report
+ * of what is still live.
+ *
+ * <p>A {@code free} or {@code realloc} that names a pointer which is not live (a double free, or a
+ * pointer this adaptor never returned), or gives the wrong size, is recorded as a {@link Problem} and
+ * refused with an {@link IllegalArgumentException} before anything is forwarded: the upstream never
+ * sees it, and the block (if any) stays live and listed. When the upstream refuses a {@code free} or
+ * {@code realloc} with an exception, the block stays live too, unless the exception is a
+ * {@link GuardViolationException} whose {@link GuardViolationException#blockReleased()} is true: the
+ * guard below freed the block, so it is no longer listed (no false leak).
+ *
+ * <p>Stack traces, as Netty's leak detector levels: {@link StackTraces#OFF} records none (the
+ * cheapest); {@link StackTraces#SAMPLED} records one for about one allocation in
+ * {@link Builder#sampleInterval(int) sampleInterval} (128 by default); {@link StackTraces#FULL}
+ * records one for every allocation. The default level comes from the system property
+ * {@value #STACK_TRACES_PROPERTY} ({@code off}, {@code sampled} or {@code full}), else
+ * {@code sampled}.
+ *
+ * <p>Thread-safe. The cost per operation is one concurrent-map update and one small record (plus
+ * the stack walk when one is taken).
+ */
+public final class TrackingAdaptor implements AllocatorAdaptor {
+
+    /** The system property giving the default {@link StackTraces} level. */
+    public static final String STACK_TRACES_PROPERTY = "datamem.tracking.stackTraces";
+
+    /** The default sampling interval of {@link StackTraces#SAMPLED}, as Netty's. */
+    public static final int DEFAULT_SAMPLE_INTERVAL = 128;
+
+    private static final int MAX_FRAMES = 32;
+    private static final int REPORT_ENTRIES = 50;
+    private static final StackWalker WALKER = StackWalker.getInstance();
+
+    private final DataMemAllocator upstream;
+    private final StackTraces stackTraces;
+    private final int sampleInterval;
+    private final ConcurrentHashMap<Long, Allocation> live = new ConcurrentHashMap<>();
+    private final List<Problem> problems = new CopyOnWriteArrayList<>();
+    private final AtomicLong sequence = new AtomicLong();
+
+    /** How many allocations get a stack trace recorded. */
+    public enum StackTraces {
+        /** None: the live set records address, size, thread and time only. */
+        OFF,
+        /** About one allocation in the sampling interval, chosen at random. */
+        SAMPLED,
+        /** Every allocation. */
+        FULL;
+
+        /**
+         * Parses a level name.
+         *
+         * @param name {@code off}, {@code sampled} or {@code full}, in any case
+         * @return the level
+         * @throws IllegalArgumentException if the name is none of these
+         */
+        public static StackTraces parse(String name) {
+            for (StackTraces s : values()) {
+                if (s.name().equalsIgnoreCase(name.strip())) {
+                    return s;
+                }
+            }
+            throw new IllegalArgumentException("stack traces: '" + name + "' (expected: off, sampled or full)");
+        }
+    }
+
+    /**
+     * A live allocation.
+     *
+     * @param address    the block's address
+     * @param byteSize   the size it was allocated (or last resized) with
+     * @param threadName the thread that allocated (or resized) it
+     * @param threadId   that thread's id
+     * @param time       when
+     * @param sequence   the order of the allocation among this adaptor's, from 1
+     * @param stackTrace where it was allocated, empty when not recorded
+     */
+    public record Allocation(long address, long byteSize, String threadName, long threadId, Instant time,
+                             long sequence, List<StackTraceElement> stackTrace) {
+
+        /**
+         * Validates and copies.
+         *
+         * @throws NullPointerException if {@code threadName}, {@code time} or {@code stackTrace} is null
+         */
+        public Allocation {
+            Objects.requireNonNull(threadName, "threadName");
+            Objects.requireNonNull(time, "time");
+            stackTrace = List.copyOf(stackTrace);
+        }
+
+        /**
+         * One line: address, size, thread, time.
+         *
+         * @return for example {@code 0x7f3a10 (4096 bytes) allocated by thread main at 2025-...}
+         */
+        @Override
+        public String toString() {
+            return "0x" + Long.toHexString(address) + " (" + byteSize + " bytes) allocated by thread '" + threadName
+                    + "' at " + time + " (#" + sequence + ")";
+        }
+    }
+
+    /**
+     * A misuse the adaptor refused.
+     *
+     * @param kind          what was wrong
+     * @param operation     {@code "free"} or {@code "realloc"}
+     * @param address       the pointer passed
+     * @param byteSize      the size passed
+     * @param allocatedSize the size the block was allocated with, or -1 if the pointer is not live
+     * @param threadName    the thread that called
+     * @param allocation    the live block's record, or null if the pointer is not live
+     */
+    public record Problem(Kind kind, String operation, long address, long byteSize, long allocatedSize,
+                          String threadName, Allocation allocation) {
+
+        /** Kinds of problems. */
+        public enum Kind {
+            /** The size passed is not the size the block was allocated with. */
+            WRONG_SIZE,
+            /** The pointer is not a live block: freed already, or never allocated here. */
+            NOT_LIVE
+        }
+
+        /**
+         * Validates.
+         *
+         * @throws NullPointerException if {@code kind}, {@code operation} or {@code threadName} is null
+         */
+        public Problem {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(operation, "operation");
+            Objects.requireNonNull(threadName, "threadName");
+        }
+
+        /**
+         * The message of the exception the caller got.
+         *
+         * @return for example {@code free(0x7f3a10, 100): wrong size, the block was allocated with 128
+         *         bytes ...}
+         */
+        @Override
+        public String toString() {
+            String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
+            return switch (kind) {
+                case WRONG_SIZE -> call + ": WRONG_SIZE, the block was allocated with " + allocatedSize
+                        + " bytes (" + allocation + "); called on thread '" + threadName + "'";
+                case NOT_LIVE -> call + ": NOT_LIVE, no live block at this address (a double free, or a pointer"
+                        + " this handler never allocated); called on thread '" + threadName + "'";
+            };
+        }
+    }
+
+    /**
+     * Wraps an upstream with the default level and sampling interval.
+     *
+     * @param upstream the allocator to track
+     * @throws NullPointerException     if {@code upstream} is null
+     * @throws IllegalArgumentException if the system property {@value #STACK_TRACES_PROPERTY} is set
+     *                                  to something else than {@code off}, {@code sampled} or
+     *                                  {@code full}
+     */
+    public TrackingAdaptor(DataMemAllocator upstream) {
+        this(builder(upstream));
+    }
+
+    private TrackingAdaptor(Builder b) {
+        this.upstream = b.upstream;
+        this.stackTraces = b.stackTraces != null ? b.stackTraces : defaultStackTraces();
+        this.sampleInterval = b.sampleInterval;
+    }
+
+    /**
+     * The default level: the system property {@value #STACK_TRACES_PROPERTY}, else
+     * {@link StackTraces#SAMPLED}.
+     *
+     * @return the level
+     * @throws IllegalArgumentException if the property is set to an unknown level
+     */
+    public static StackTraces defaultStackTraces() {
+        String p = System.getProperty(STACK_TRACES_PROPERTY);
+        return p == null || p.isBlank() ? StackTraces.SAMPLED : StackTraces.parse(p);
+    }
+
+    /**
+     * A builder.
+     *
+     * @param upstream the allocator to track
+     * @return a builder with the default settings
+     * @throws NullPointerException if {@code upstream} is null
+     */
+    public static Builder builder(DataMemAllocator upstream) {
+        return new Builder(Objects.requireNonNull(upstream, "upstream"));
+    }
+
+    /** Settings of a {@link TrackingAdaptor}. */
+    public static final class Builder {
+        private final DataMemAllocator upstream;
+        private StackTraces stackTraces;
+        private int sampleInterval = DEFAULT_SAMPLE_INTERVAL;
+
+        private Builder(DataMemAllocator upstream) {
+            this.upstream = upstream;
+        }
+
+        /**
+         * Which allocations get a stack trace.
+         *
+         * @param level the level
+         * @return this builder
+         * @throws NullPointerException if {@code level} is null
+         */
+        public Builder stackTraces(StackTraces level) {
+            this.stackTraces = Objects.requireNonNull(level, "level");
+            return this;
+        }
+
+        /**
+         * For {@link StackTraces#SAMPLED}: about one allocation in this many gets a stack trace.
+         *
+         * @param interval at least 1
+         * @return this builder
+         * @throws IllegalArgumentException if {@code interval} is below 1
+         */
+        public Builder sampleInterval(int interval) {
+            if (interval < 1) {
+                throw new IllegalArgumentException("sampleInterval: " + interval + " (expected: >= 1)");
+            }
+            this.sampleInterval = interval;
+            return this;
+        }
+
+        /**
+         * Builds the adaptor.
+         *
+         * @return a new adaptor
+         * @throws IllegalArgumentException if no level was set and the system property
+         *                                  {@value #STACK_TRACES_PROPERTY} names an unknown level
+         */
+        public TrackingAdaptor build() {
+            return new TrackingAdaptor(this);
+        }
+    }
+
+    @Override
+    public DataMemAllocator upstream() {
+        return upstream;
+    }
+
+    /**
+     * The stack-trace level.
+     *
+     * @return the level
+     */
+    public StackTraces stackTraces() {
+        return stackTraces;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The allocator
+
+    @Override
+    public MemorySegment malloc(long byteSize) {
+        return track(upstream.malloc(byteSize), byteSize);
+    }
+
+    @Override
+    public MemorySegment calloc(long count, long elementByteSize) {
+        MemorySegment p = upstream.calloc(count, elementByteSize);
+        return p.address() == 0 ? p : track(p, count * elementByteSize);
+    }
+
+    @Override
+    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        if (ptr.address() == 0) {
+            return track(upstream.realloc(ptr, oldByteSize, newByteSize), newByteSize);
+        }
+        Checks.byteSize("oldByteSize", oldByteSize);
+        Checks.byteSize("newByteSize", newByteSize);
+        Allocation a = claim("realloc", ptr.address(), oldByteSize);
+        MemorySegment p;
+        try {
+            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+        } catch (RuntimeException | Error e) {
+            if (!GuardViolationException.released(e)) {
+                live.put(a.address(), a);   // the upstream kept the block
+            }
+            throw e;
+        }
+        if (p.address() == 0) {
+            live.put(a.address(), a); // the old block is untouched and still the caller's
+            return p;
+        }
+        return track(p, newByteSize);
+    }
+
+    @Override
+    public void free(MemorySegment ptr, long byteSize) {
+        Checks.notNegative("byteSize", byteSize);
+        if (ptr.address() == 0) {
+            upstream.free(ptr, byteSize);
+            return;
+        }
+        Allocation a = claim("free", ptr.address(), byteSize);
+        try {
+            upstream.free(ptr, byteSize);
+        } catch (RuntimeException | Error e) {
+            if (!GuardViolationException.released(e)) {
+                live.put(a.address(), a);   // the upstream kept the block
+            }
+            throw e;
+        }
+    }
+
+    /** Removes a live block named by a free or realloc, or records the problem and throws. */
+    private Allocation claim(String operation, long address, long byteSize) {
+        Allocation a = live.get(address);
+        if (a != null && a.byteSize() != byteSize) {
+            throw refuse(new Problem(Problem.Kind.WRONG_SIZE, operation, address, byteSize, a.byteSize(),
+                    Thread.currentThread().getName(), a));
+        }
+        if (a == null || !live.remove(address, a)) {
+            throw refuse(new Problem(Problem.Kind.NOT_LIVE, operation, address, byteSize, -1,
+                    Thread.currentThread().getName(), null));
+        }
+        return a;
+    }
+
+    private IllegalArgumentException refuse(Problem p) {
+        problems.add(p);
+        return new IllegalArgumentException(p.toString());
+    }
+
+    private MemorySegment track(MemorySegment p, long byteSize) {
+        if (p.address() == 0) {
+            return p;
+        }
+        Thread t = Thread.currentThread();
+        List<StackTraceElement> trace = switch (stackTraces) {
+            case OFF -> List.of();
+            case FULL -> stackTrace();
+            case SAMPLED -> ThreadLocalRandom.current().nextInt(sampleInterval) == 0 ? stackTrace() : List.of();
+        };
+        live.put(p.address(), new Allocation(p.address(), byteSize, t.getName(), t.threadId(), Instant.now(),
+                sequence.incrementAndGet(), trace));
+        return p;
+    }
+
+    private static List<StackTraceElement> stackTrace() {
+        return WALKER.walk(frames -> frames
+                .dropWhile(f -> f.getClassName().startsWith("io.datamem.impl.")
+                        || f.getClassName().startsWith("io.datamem.internal."))
+                .limit(MAX_FRAMES)
+                .map(StackWalker.StackFrame::toStackTraceElement)
+                .toList());
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Queries
+
+    /**
+     * The live allocations, oldest first.
+     *
+     * @return a snapshot
+     */
+    public List<Allocation> liveAllocations() {
+        List<Allocation> all = new ArrayList<>(live.values());
+        all.sort(Comparator.comparingLong(Allocation::sequence));
+        return all;
+    }
+
+    /**
+     * The number of live allocations.
+     *
+     * @return count
+     */
+    public long liveCount() {
+        return live.size();
+    }
+
+    /**
+     * The bytes of the live allocations.
+     *
+     * @return bytes
+     */
+    public long liveBytes() {
+        long sum = 0;
+        for (Allocation a : live.values()) {
+            sum += a.byteSize();
+        }
+        return sum;
+    }
+
+    /**
+     * The misuses refused so far, in order.
+     *
+     * @return a snapshot
+     */
+    public List<Problem> problems() {
+        return List.copyOf(problems);
+    }
+
+    /**
+     * Whether nothing is live and nothing was refused.
+     *
+     * @return true if clean
+     */
+    public boolean isClean() {
+        return live.isEmpty() && problems.isEmpty();
+    }
+
+    /**
+     * A report of what is live (each block with its thread, time and stack trace when recorded; the
+     * first {@value #REPORT_ENTRIES}, oldest first) and of the problems refused.
+     *
+     * @return the report, or {@code "no leaks"} followed by any problems
+     */
+    public String leakReport() {
+        List<Allocation> all = liveAllocations();
+        StringBuilder b = new StringBuilder();
+        if (all.isEmpty()) {
+            b.append("no leaks\n");
+        } else {
+            long bytes = all.stream().mapToLong(Allocation::byteSize).sum();
+            b.append(String.format(Locale.ROOT, "LEAK: %d allocation(s) still live, %d bytes in all%n", all.size(),
+                    bytes));
+            for (Allocation a : all.subList(0, Math.min(all.size(), REPORT_ENTRIES))) {
+                b.append("  ").append(a).append('\n');
+                if (a.stackTrace().isEmpty()) {
+                    if (stackTraces != StackTraces.FULL) {
+                        b.append("      (no stack trace recorded: stack traces are ")
+                                .append(stackTraces.name().toLowerCase(Locale.ROOT))
+                                .append("; use tracking=full or -D" + STACK_TRACES_PROPERTY + "=full)\n");
+                    }
+                } else {
+                    b.append(a.stackTrace().stream().map(f -> "      at " + f).collect(Collectors.joining("\n")))
+                            .append('\n');
+                }
+            }
+            if (all.size() > REPORT_ENTRIES) {
+                b.append("  ... and ").append(all.size() - REPORT_ENTRIES).append(" more\n");
+            }
+        }
+        List<Problem> ps = problems();
+        if (!ps.isEmpty()) {
+            b.append(ps.size()).append(" refused operation(s):\n");
+            ps.forEach(p -> b.append("  ").append(p).append('\n'));
+        }
+        return b.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "TrackingAdaptor[" + upstream + ", stackTraces=" + stackTraces.name().toLowerCase(Locale.ROOT) + "]";
+    }
+}

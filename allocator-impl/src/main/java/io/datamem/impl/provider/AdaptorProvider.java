@@ -1,0 +1,73 @@
+package io.datamem.impl.provider;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.internal.Messages;
+import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+import java.util.List;
+import java.util.function.UnaryOperator;
+
+/**
+ * The common part of the adaptor providers: a family name, the forms listed, and one parse of a
+ * term that both {@link #validate} and {@link #createAdaptor} use, so that what validation accepts
+ * is exactly what creation builds.
+ */
+abstract class AdaptorProvider implements DataMemProvider {
+
+    private final String family;
+    private final List<String> names;
+
+    AdaptorProvider(String family, String... names) {
+        this.family = family;
+        this.names = List.of(names);
+    }
+
+    @Override
+    public final String name() {
+        return family;
+    }
+
+    @Override
+    public final Role role() {
+        return Role.ADAPTOR;
+    }
+
+    @Override
+    public final List<String> names() {
+        return names;
+    }
+
+    @Override
+    public final boolean accepts(ProviderTerm term) {
+        return term.family().equals(family);
+    }
+
+    /**
+     * Reads a term and returns how to wrap an upstream in the adaptor it names. Has no side effect:
+     * the returned function has them, when applied.
+     *
+     * @param term    an accepted term
+     * @param context the handler being built
+     * @return the wrapping
+     * @throws IllegalArgumentException if the term is malformed
+     */
+    abstract UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context);
+
+    @Override
+    public final void validate(ProviderTerm term, ProviderContext context) {
+        parse(term, context);
+    }
+
+    @Override
+    public final DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
+        return parse(term, context).apply(upstream);
+    }
+
+    /** The message for a malformed term. */
+    final IllegalArgumentException malformed(ProviderTerm term, ProviderContext context, String expected) {
+        return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                + Messages.quote(term.text()) + " (expected: " + expected + ")");
+    }
+}

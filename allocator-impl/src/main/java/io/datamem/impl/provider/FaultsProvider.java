@@ -1,0 +1,34 @@
+package io.datamem.impl.provider;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.adaptor.FailureInjectingAdaptor;
+import io.datamem.impl.cpu.SystemAllocator;
+import io.datamem.internal.Messages;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+import java.util.function.UnaryOperator;
+
+/** Provides {@code faults=nth:N}, {@code faults=every:N}, {@code faults=random:P[:SEED]}. */
+public final class FaultsProvider extends AdaptorProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public FaultsProvider() {
+        super("faults", "faults=nth:N|every:N|random:P[:SEED]");
+    }
+
+    @Override
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
+        if (!term.text().startsWith("faults=")) {
+            throw malformed(term, context, "faults=nth:N, faults=every:N or faults=random:P[:SEED]");
+        }
+        String spec = term.argument();
+        try {
+            FailureInjectingAdaptor.of(SystemAllocator.instance(), spec); // a plain object: checks the spec
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + e.getMessage(), e);
+        }
+        return upstream -> FailureInjectingAdaptor.of(upstream, spec);
+    }
+}

@@ -1,0 +1,31 @@
+package io.datamem.impl.provider;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.adaptor.TrackingAdaptor;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+import java.util.function.UnaryOperator;
+
+/** Provides {@code tracking} and {@code tracking=off|sampled|full}. */
+public final class TrackingProvider extends AdaptorProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public TrackingProvider() {
+        super("tracking", "tracking", "tracking=off|sampled|full");
+    }
+
+    @Override
+    UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
+        if (term.text().equals("tracking")) {
+            return TrackingAdaptor::new;
+        }
+        TrackingAdaptor.StackTraces level;
+        try {
+            level = TrackingAdaptor.StackTraces.parse(term.argument());
+        } catch (IllegalArgumentException e) {
+            throw malformed(term, context, "tracking, or tracking=off, tracking=sampled or tracking=full");
+        }
+        return upstream -> TrackingAdaptor.builder(upstream).stackTraces(level).build();
+    }
+}

@@ -1,0 +1,24 @@
+package io.datamem.impl.adaptor;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.testing.AllocatorConformanceTest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** The conformance suite against {@code aligned64+stats}, with its books balanced after each test. */
+class StatisticsAdaptorConformanceTest extends AllocatorConformanceTest {
+
+    @Override
+    protected DataMemAllocator allocator() {
+        return new StatisticsAdaptor(new AlignedAllocator(64));
+    }
+
+    @Override
+    protected void verifyAfterTest(DataMemAllocator allocator) {
+        StatisticsAdaptor s = (StatisticsAdaptor) allocator;
+        assertEquals(0, s.currentBytes(), "bytes in use after the test");
+        assertEquals(s.allocations(), s.frees(), "every allocation freed");
+        assertEquals(s.allocatedBytes(), s.freedBytes());
+    }
+}

@@ -1,0 +1,52 @@
+package io.datamem.impl.pool;
+
+import io.datamem.DataMem;
+import io.datamem.DataMemAllocator;
+import io.datamem.testing.AllocatorConformanceTest;
+import io.datamem.testing.CountingAllocator;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The conformance suite against pools over several upstreams, including a pool with small limits
+ * so that pass-through and one-block slabs are exercised too.
+ */
+@ParameterizedClass(name = "pool over {0}")
+@ValueSource(strings = {"aligned64", "default_allocator", "aligned:4096", "aligned64:small-limits"})
+class PoolingAllocatorConformanceTest extends AllocatorConformanceTest {
+
+    private final String upstreamName;
+    private CountingAllocator counting;
+
+    PoolingAllocatorConformanceTest(String upstreamName) {
+        this.upstreamName = upstreamName;
+    }
+
+    @Override
+    protected DataMemAllocator allocator() {
+        boolean small = upstreamName.endsWith(":small-limits");
+        String name = small ? upstreamName.substring(0, upstreamName.indexOf(':')) : upstreamName;
+        counting = new CountingAllocator(DataMem.createHandler(name).allocator());
+        PoolingAllocator.Options options = small
+                ? new PoolingAllocator.Options(4096, 8192, 0)
+                : PoolingAllocator.Options.DEFAULTS;
+        return new PoolingAllocator(counting, options);
+    }
+
+    @Override
+    protected String handlerName() {
+        return "pool(" + upstreamName + ")";
+    }
+
+    @Override
+    protected void verifyAfterTest(DataMemAllocator allocator) {
+        PoolingAllocator pool = (PoolingAllocator) allocator;
+        PoolingAllocator.Statistics s = pool.statistics();
+        assertEquals(0, s.inUseByteSize(), "no block of the pool is still handed out");
+        assertEquals(s.upstreamByteSize(), counting.liveBytes(),
+                "the pool holds exactly the bytes the upstream counts as live");
+        pool.close();
+    }
+}

@@ -1,0 +1,238 @@
+package io.datamem.impl.pool;
+
+import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.testing.CountingAllocator;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The pool's heaps: a thread's own malloc and free touch only its slab's free bitmap; frees from
+ * other threads go through the slab's remote bitmap and its owner's remote stack, and every kind of
+ * double free across threads is caught, at once or when the owner collects.
+ */
+class PoolingOwnershipTest {
+
+    private final CountingAllocator counting = new CountingAllocator(new AlignedAllocator(64));
+
+    @Test
+    void theOwnersMallocAndFreeLeaveTheRemoteBitmapAlone() {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        MemorySegment p = pool.malloc(64);
+        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        assertSame(Thread.currentThread(), s.owner.thread, "the allocating thread's heap owns the slab");
+        for (int i = 0; i < 1000; i++) {
+            pool.free(p, 64);
+            p = pool.malloc(64);
+        }
+        assertEquals(0, s.remote, "no remote free recorded");
+        assertNull(s.owner.remoteHead, "nothing pushed on the owner's remote stack");
+        pool.free(p, 64);
+        assertEquals(s.mask, s.free);
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    @Test
+    void aFreeFromAnotherThreadIsRemoteUntilTheOwnerCollectsIt() throws Exception {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        MemorySegment p = pool.malloc(64);
+        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        int block = s.index(p.address());
+        runOnAnotherThread(() -> pool.free(p, 64));
+        assertEquals(1L << block, s.remote, "set in the remote bitmap");
+        assertSame(s, s.owner.remoteHead, "the slab is on its owner's remote stack");
+        assertEquals(0, pool.statistics().inUseByteSize(), "already counted as free");
+        String twice = assertThrows(IllegalArgumentException.class, () -> pool.free(p, 64),
+                "the owner frees what another thread freed").getMessage();
+        assertTrue(twice.contains("double free") && twice.contains(Long.toHexString(p.address())), twice);
+        String again = assertThrows(IllegalArgumentException.class,
+                () -> runOnAnotherThread(() -> pool.free(p, 64))).getMessage();
+        assertTrue(again.contains("double free"), again);
+        // Use up the current slab: the owner then collects the remote free and hands the block out again.
+        Set<Long> seen = new HashSet<>();
+        List<MemorySegment> live = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            MemorySegment q = pool.malloc(64);
+            assertTrue(seen.add(q.address()), "handed out twice");
+            live.add(q);
+        }
+        assertTrue(seen.contains(p.address()), "the block freed remotely was collected and reused");
+        assertEquals(0, s.remote);
+        live.forEach(q -> pool.free(q, 64));
+        PoolingAllocator.Statistics st = pool.statistics();
+        assertEquals(st.allocations(), st.frees());
+        assertEquals(0, st.racingDoubleFrees());
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    @Test
+    void theOwnerFreeingFirstMakesAnotherThreadsFreeADoubleFree() throws Exception {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        MemorySegment p = pool.malloc(256);
+        MemorySegment keep = pool.malloc(256);
+        pool.free(p, 256);
+        String twice = assertThrows(IllegalArgumentException.class,
+                () -> runOnAnotherThread(() -> pool.free(p, 256))).getMessage();
+        assertTrue(twice.contains("double free"), twice);
+        assertEquals(0, pool.slabOf(p.address()).remote, "the refused free changed nothing");
+        pool.free(keep, 256);
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    /**
+     * The owner and another thread free the same block at the same moment, thousands of times. Each
+     * round, exactly one free counts: the other throws, or (when both passed their checks) the owner
+     * finds it when collecting and counts it as a racing double free. No block is ever handed out
+     * twice, and the figures end exact.
+     */
+    @Test
+    void racingDoubleFreesAreCaughtAtOnceOrWhenCollected() throws Exception {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        int rounds = 5_000;
+        CyclicBarrier barrier = new CyclicBarrier(2);
+        AtomicReference<MemorySegment> block = new AtomicReference<>();
+        AtomicInteger refused = new AtomicInteger();
+        Thread other = new Thread(() -> {
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    barrier.await();
+                    try {
+                        pool.free(block.get(), 64);
+                    } catch (IllegalArgumentException e) {
+                        refused.incrementAndGet();
+                    }
+                    barrier.await();
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        other.start();
+        Set<Long> live = new HashSet<>();
+        for (int i = 0; i < rounds; i++) {
+            MemorySegment p = pool.malloc(64);
+            assertTrue(live.add(p.address()), "block 0x" + Long.toHexString(p.address()) + " handed out twice");
+            block.set(p);
+            barrier.await();
+            try {
+                pool.free(p, 64);
+            } catch (IllegalArgumentException e) {
+                refused.incrementAndGet();
+            }
+            live.remove(p.address());
+            barrier.await();
+        }
+        other.join();
+        // Collect every remote free: allocate through a few slabs, checking nothing is handed out twice.
+        List<MemorySegment> held = new ArrayList<>();
+        Set<Long> seen = new HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            MemorySegment q = pool.malloc(64);
+            assertTrue(seen.add(q.address()), "handed out twice after the races");
+            held.add(q);
+        }
+        held.forEach(q -> pool.free(q, 64));
+        pool.trim();
+        PoolingAllocator.Statistics s = pool.statistics();
+        assertEquals(rounds, refused.get() + s.racingDoubleFrees(), "one of each pair of frees was refused or"
+                + " found when collected (refused " + refused.get() + ", found " + s.racingDoubleFrees() + ")");
+        assertEquals(0, s.inUseByteSize());
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    /**
+     * The state the race above leaves when both frees pass their checks (the other thread read the
+     * free bitmap before the owner's store, the owner read the remote bitmap before the other
+     * thread's update): the block is in both bitmaps. The fast path does not hand it out, and the
+     * owner, collecting, counts the second free and ignores it, so the block is free once.
+     */
+    @Test
+    void aDoubleFreeBothThreadsGotPastIsFoundWhenCollected() {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        MemorySegment p = pool.malloc(64);
+        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        long bit = 1L << s.index(p.address());
+        pool.free(p, 64);
+        s.remote |= bit;                                 // the other thread's free, past its check
+        PoolingAllocator.push(s.owner, s);
+        MemorySegment q = pool.malloc(64);
+        assertTrue(q.address() != p.address(), "a block in both bitmaps is not handed out by the fast path");
+        List<MemorySegment> held = new ArrayList<>(List.of(q));
+        Set<Long> seen = new HashSet<>(Set.of(q.address()));
+        for (int i = 0; i < 200; i++) {
+            MemorySegment r = pool.malloc(64);
+            assertTrue(seen.add(r.address()), "handed out twice");
+            held.add(r);
+        }
+        assertTrue(seen.contains(p.address()), "collected, and free once");
+        assertEquals(1, pool.statistics().racingDoubleFrees());
+        assertEquals(0, s.remote);
+        held.forEach(r -> pool.free(r, 64));
+        pool.close();
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    /**
+     * Threads that each allocate, end, and leave their blocks for another thread to free: their
+     * heaps are collected as the pool grows, so memory does not pile up without a trim.
+     */
+    @Test
+    void theHeapsOfEndedThreadsAreCollectedAsThePoolGrows() throws Exception {
+        PoolingAllocator pool = new PoolingAllocator(counting);
+        for (int t = 0; t < 400; t++) {
+            List<MemorySegment> blocks = new ArrayList<>();
+            runOnAnotherThread(() -> {
+                for (int i = 0; i < 100; i++) {
+                    blocks.add(pool.malloc(64));
+                }
+            });
+            blocks.forEach(p -> pool.free(p, 64));
+        }
+        long upstream = pool.statistics().upstreamByteSize();
+        assertTrue(upstream <= 1 << 20, "400 threads of 100 blocks of 64 bytes, all freed, hold " + upstream
+                + " bytes upstream");
+        PoolingAllocator.Statistics s = pool.statistics();
+        assertEquals(40_000, s.allocations());
+        assertEquals(40_000, s.frees());
+        pool.trim();
+        assertEquals(0, counting.liveBlocks(), "the last heaps went back at the trim");
+        pool.close();
+    }
+
+    private static void runOnAnotherThread(Runnable r) throws Exception {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                r.run();
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        t.start();
+        t.join();
+        Throwable e = failure.get();
+        if (e instanceof RuntimeException re) {
+            throw re;
+        }
+        if (e != null) {
+            throw new AssertionError(e);
+        }
+    }
+}
