@@ -4,6 +4,7 @@ import io.datamem.internal.Messages;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -137,6 +138,139 @@ public record ProviderTerm(String text) {
             return text;
         }
         return text.substring(0, open) + text.substring(closingParenthesis(open) + 1);
+    }
+
+    /**
+     * One option of a term: {@code key} alone (a flag, such as {@code strict}) or
+     * {@code key=value} (such as {@code threshold=4m}).
+     *
+     * @param key   the text before the first {@code =}, stripped; never empty
+     * @param value the text after it, stripped; empty for a flag
+     */
+    public record Option(String key, String value) {
+
+        /**
+         * Validates the components.
+         *
+         * @throws NullPointerException     if a component is null
+         * @throws IllegalArgumentException if {@code key} is empty
+         */
+        public Option {
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(value, "value");
+            if (key.isEmpty()) {
+                throw new IllegalArgumentException("option key: '' (expected: a name such as threshold)");
+            }
+        }
+
+        /**
+         * Whether the option was written {@code key=value}.
+         *
+         * @return false for a flag
+         */
+        public boolean hasValue() {
+            return !value.isEmpty();
+        }
+
+        @Override
+        public String toString() {
+            return value.isEmpty() ? key : key + "=" + value;
+        }
+    }
+
+    /**
+     * The options of a term written {@code family:OPTION,OPTION,...} (or with {@code =} after the
+     * family), in order, its nested name left out: {@code hugepages:2m,threshold=4m(aligned64)}
+     * has the options {@code 2m} and {@code threshold=4m}. Each is a flag or {@code key=value}
+     * (split at its first {@code =}). Providers whose argument is not a list of options (a file
+     * name, a selector with colons) read {@link #argument()} instead.
+     *
+     * @param family the family this term was accepted for (the text it starts with), for messages
+     * @return the options, in order; empty if the term is the family alone
+     * @throws NullPointerException     if {@code family} is null
+     * @throws IllegalArgumentException if the term does not start with {@code family}, something
+     *                                  other than {@code :} or {@code =} follows the family, or an
+     *                                  option is empty: the message quotes the term and says what
+     *                                  was expected
+     */
+    public List<Option> options(String family) {
+        Objects.requireNonNull(family, "family");
+        String plain = withoutNested().strip();
+        if (!plain.startsWith(family)) {
+            throw new IllegalArgumentException("'" + text + "' (expected: a term of family " + family + ")");
+        }
+        String rest = plain.substring(family.length()).strip();
+        List<Option> options = new ArrayList<>();
+        if (rest.isEmpty()) {
+            return options;
+        }
+        if (rest.startsWith(":") || rest.startsWith("=")) {
+            rest = rest.substring(1);
+        } else {
+            throw new IllegalArgumentException("'" + text + "' (expected: " + family + " or " + family + ":OPTIONS)");
+        }
+        for (String item : rest.split(",", -1)) {
+            String t = item.strip();
+            if (t.isEmpty()) {
+                throw new IllegalArgumentException("'" + text + "' has an empty option (expected: "
+                        + family + ":OPTION,OPTION,...)");
+            }
+            int eq = t.indexOf('=');
+            options.add(eq < 0 ? new Option(t, "") : eq == 0
+                    ? badOption(t, family) : new Option(t.substring(0, eq).strip(), t.substring(eq + 1).strip()));
+        }
+        return options;
+    }
+
+    private Option badOption(String item, String family) {
+        throw new IllegalArgumentException("'" + text + "' has an option without a name: " + Messages.quote(item)
+                + " (expected: " + family + ":OPTION or " + family + ":OPTION=VALUE)");
+    }
+
+    /**
+     * Reads a byte size as handler names write it: a decimal count, optionally followed by
+     * {@code k}, {@code m}, {@code g} or {@code t} (powers of 1024; {@code kb}, {@code kib} and so
+     * on too, any case): {@code 64k} is 65536.
+     *
+     * @param what     what the size is, for the message (an option's name)
+     * @param text     the text
+     * @param maxBytes the largest size accepted
+     * @return the size in bytes
+     * @throws NullPointerException     if {@code what} or {@code text} is null
+     * @throws IllegalArgumentException if the text is not such a size, or the size is above
+     *                                  {@code maxBytes}: the message quotes the text
+     */
+    public static long byteSize(String what, String text, long maxBytes) {
+        Objects.requireNonNull(what, "what");
+        String t = text.strip().toLowerCase(Locale.ROOT);
+        int end = t.length();
+        while (end > 0 && Character.isLetter(t.charAt(end - 1))) {
+            end--;
+        }
+        String digits = t.substring(0, end).strip();
+        int shift = switch (t.substring(end)) {
+            case "", "b" -> 0;
+            case "k", "kb", "kib" -> 10;
+            case "m", "mb", "mib" -> 20;
+            case "g", "gb", "gib" -> 30;
+            case "t", "tb", "tib" -> 40;
+            default -> -1;
+        };
+        long value;
+        try {
+            value = shift < 0 ? -1 : Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            value = -1;
+        }
+        if (value < 0) {
+            throw new IllegalArgumentException(what + ": " + Messages.quote(text)
+                    + " (expected: bytes, optionally with k, m, g or t, powers of 1024)");
+        }
+        if (value > (maxBytes >> shift)) {
+            throw new IllegalArgumentException(what + ": " + Messages.quote(text) + " (expected: at most " + maxBytes
+                    + " bytes)");
+        }
+        return value << shift;
     }
 
     private int separatorIndex() {

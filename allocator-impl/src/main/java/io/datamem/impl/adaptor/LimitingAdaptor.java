@@ -51,19 +51,6 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }
 
-    /**
-     * Parses a byte count with an optional binary suffix: {@code 1048576}, {@code 64k}, {@code 64m},
-     * {@code 1g}, {@code 2t} (powers of 1024; {@code kb}, {@code mb}, {@code gb}, {@code tb} and
-     * {@code kib}.. {@code tib} too, in any case).
-     *
-     * @param text the text
-     * @return the byte count
-     * @throws IllegalArgumentException if the text is not such a count, is negative, or overflows
-     */
-    public static long parseByteCount(String text) {
-        return io.datamem.impl.os.ByteSizes.parse("byte count", text, Long.MAX_VALUE);
-    }
-
     @Override
     public DataMemAllocator upstream() {
         return upstream;

@@ -2,7 +2,6 @@ package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.os.LinuxMemory;
-import io.datamem.impl.os.TermOptions;
 import io.datamem.impl.placement.HugePageAllocator.Fallback;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.impl.placement.HugePageAllocator;
@@ -12,6 +11,7 @@ import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
+import io.datamem.spi.ProviderTerm.Option;
 
 import java.util.List;
 
@@ -81,20 +81,18 @@ public final class HugePagesProvider implements DataMemProvider {
     /** Reads the term's options into a builder, without building: every check but the machine's. */
     private static HugePageAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
         HugePageAllocator.Builder b = HugePageAllocator.builder().name(context.handlerName());
-        List<String> items;
+        List<Option> items;
         try {
-            items = TermOptions.items(term, FAMILY);
+            items = term.options(FAMILY);
         } catch (IllegalArgumentException e) {
             throw bad(context, term, e.getMessage());
         }
         PageKind pages = PageKind.TRANSPARENT;
         Fallback fallback = Fallback.FAIL;
         for (int i = 0; i < items.size(); i++) {
-            String item = items.get(i);
-            int eq = item.indexOf('=');
-            String key = eq < 0 ? item : item.substring(0, eq).strip();
-            String value = eq < 0 ? "" : item.substring(eq + 1).strip();
-            switch (key) {
+            Option item = items.get(i);
+            String value = item.value();
+            switch (item.key()) {
                 case "thp", "transparent" -> pages = PageKind.TRANSPARENT;
                 case "2m", "2M" -> pages = PageKind.HUGETLB_2M;
                 case "1g", "1G" -> pages = PageKind.HUGETLB_1G;
@@ -106,15 +104,15 @@ public final class HugePagesProvider implements DataMemProvider {
                 };
                 case "threshold" -> {
                     try {
-                        b.thresholdByteSize(TermOptions.byteSize("threshold", value));
+                        b.thresholdByteSize(ProviderTerm.byteSize("threshold", value, DataMemAllocator.MAX_BYTE_SIZE));
                     } catch (IllegalArgumentException e) {
                         throw bad(context, term, e.getMessage());
                     }
                 }
-                default -> throw bad(context, term, "unknown option " + Messages.quote(item));
+                default -> throw bad(context, term, "unknown option " + Messages.quote(item.toString()));
             }
-            if (eq < 0 && i > 0) {
-                throw bad(context, term, "the page size " + Messages.quote(item) + " must come first");
+            if (!item.hasValue() && i > 0) {
+                throw bad(context, term, "the page size " + Messages.quote(item.toString()) + " must come first");
             }
         }
         if (pages == PageKind.TRANSPARENT && fallback == Fallback.TRANSPARENT) {

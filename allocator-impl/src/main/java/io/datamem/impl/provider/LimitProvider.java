@@ -23,7 +23,7 @@ public final class LimitProvider extends AdaptorProvider {
         }
         long bytes;
         try {
-            bytes = LimitingAdaptor.parseByteCount(term.argument());
+            bytes = ProviderTerm.byteSize("byte count", term.argument(), Long.MAX_VALUE);
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, expected);
         }

@@ -3,7 +3,6 @@ package io.datamem.impl.provider;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.OptionalModules;
-import io.datamem.impl.os.TermOptions;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.placement.NumaPolicy;
 import io.datamem.impl.placement.NumaTarget;
@@ -12,6 +11,7 @@ import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
+import io.datamem.spi.ProviderTerm.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,9 +109,9 @@ public final class NumaProvider implements DataMemProvider {
 
     /** Reads the term's policy, target and flags into a builder, without building. */
     private static NumaAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
-        List<String> items;
+        List<Option> items;
         try {
-            items = TermOptions.items(term, FAMILY);
+            items = term.options(FAMILY);
         } catch (IllegalArgumentException e) {
             throw bad(context, term, e.getMessage());
         }
@@ -119,12 +119,11 @@ public final class NumaProvider implements DataMemProvider {
             throw bad(context, term, "no policy");
         }
         NumaAllocator.Builder b = NumaAllocator.builder().name(context.handlerName());
-        String first = items.getFirst();
-        int eq = first.indexOf('=');
-        String policyName = (eq < 0 ? first : first.substring(0, eq)).strip().toLowerCase(Locale.ROOT);
-        StringBuilder target = new StringBuilder(eq < 0 ? "" : first.substring(eq + 1).strip());
+        Option first = items.getFirst();
+        String policyName = first.key().toLowerCase(Locale.ROOT);
+        StringBuilder target = new StringBuilder(first.value());
         if (policyName.equals("local")) {
-            if (eq >= 0) {
+            if (first.hasValue()) {
                 throw bad(context, term, "'local' takes no value");
             }
             b.policy(NumaPolicy.BIND).target(NumaTarget.local());
@@ -135,7 +134,8 @@ public final class NumaProvider implements DataMemProvider {
                 throw bad(context, term, e.getMessage());
             }
         }
-        for (String item : items.subList(1, items.size())) {
+        for (Option option : items.subList(1, items.size())) {
+            String item = option.toString();
             String flag = item.toLowerCase(Locale.ROOT);
             switch (flag) {
                 case "strict" -> b.strict(true);

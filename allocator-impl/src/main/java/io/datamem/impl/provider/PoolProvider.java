@@ -1,12 +1,12 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.os.ByteSizes;
 import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.internal.Messages;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
+import io.datamem.spi.ProviderTerm.Option;
 
 import java.util.List;
 
@@ -58,20 +58,23 @@ public final class PoolProvider implements DataMemProvider {
                     + Messages.quote(term.text()) + " (expected: pool(UPSTREAM), for example pool(aligned64))");
         }
         PoolingAllocator.Options options = PoolingAllocator.Options.DEFAULTS;
-        String args = term.argument();
-        if (!args.isEmpty()) {
-            for (String kv : args.split(",")) {
-                int eq = kv.indexOf('=');
-                String key = eq < 0 ? kv.strip() : kv.substring(0, eq).strip();
-                String value = eq < 0 ? "" : kv.substring(eq + 1);
-                options = switch (key) {
-                    case "max" -> options.withMaxPooledByteSize(ByteSizes.parse("max", value, 1L << 40));
-                    case "slab" -> options.withSlabByteSize(ByteSizes.parse("slab", value, 1L << 40));
-                    case "retain" -> options.withMaxRetainedByteSize(ByteSizes.parse("retain", value, 1L << 40));
-                    default -> throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName())
-                            + ": pool option " + Messages.quote(kv) + " (expected: max=SIZE, slab=SIZE or retain=SIZE)");
-                };
-            }
+        List<Option> items;
+        try {
+            items = term.options("pool");
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + e.getMessage(), e);
+        }
+        for (Option o : items) {
+            String value = o.value();
+            options = switch (o.key()) {
+                case "max" -> options.withMaxPooledByteSize(ProviderTerm.byteSize("max", value, 1L << 40));
+                case "slab" -> options.withSlabByteSize(ProviderTerm.byteSize("slab", value, 1L << 40));
+                case "retain" -> options.withMaxRetainedByteSize(ProviderTerm.byteSize("retain", value, 1L << 40));
+                default -> throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName())
+                        + ": pool option " + Messages.quote(o.toString())
+                        + " (expected: max=SIZE, slab=SIZE or retain=SIZE)");
+            };
         }
         return options;
     }

@@ -6,6 +6,7 @@ import io.datamem.LimitExceededException;
 import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
+import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.junit.CheckedMemory;
 import org.junit.jupiter.api.Test;
@@ -167,18 +168,23 @@ class LimitingAdaptorTest {
         assertEquals(0, leaf.currentBytes());
     }
 
+    /** The limit a handler name gives its LimitingAdaptor. */
+    private static long limitOf(String bytes) {
+        DataMemHandler h = DataMem.createHandler("aligned64+limit=" + bytes);
+        return AllocatorStack.find(h, LimitingAdaptor.class).orElseThrow().limitBytes();
+    }
+
     @Test
     void byteCountsAcceptBinarySuffixes() {
-        assertEquals(100, LimitingAdaptor.parseByteCount("100"));
-        assertEquals(64L << 10, LimitingAdaptor.parseByteCount("64k"));
-        assertEquals(64L << 20, LimitingAdaptor.parseByteCount("64M"));
-        assertEquals(1L << 30, LimitingAdaptor.parseByteCount("1g"));
-        assertEquals(1L << 30, LimitingAdaptor.parseByteCount("1GiB"));
-        assertEquals(2L << 40, LimitingAdaptor.parseByteCount("2t"));
-        for (String bad : List.of("", "k", "12x", "-1", "1.5g", "99999999999t")) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> LimitingAdaptor.parseByteCount(bad), bad);
-            assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
+        assertEquals(100, limitOf("100"));
+        assertEquals(64L << 10, limitOf("64k"));
+        assertEquals(64L << 20, limitOf("64M"));
+        assertEquals(1L << 30, limitOf("1g"));
+        assertEquals(1L << 30, limitOf("1GiB"));
+        assertEquals(2L << 40, limitOf("2t"));
+        for (String bad : List.of("k", "12x", "-1", "1.5g", "99999999999t")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> limitOf(bad), bad);
+            assertTrue(e.getMessage().contains("limit=" + bad), e.getMessage());
         }
         assertThrows(IllegalArgumentException.class, () -> new LimitingAdaptor(leaf, -1));
     }
