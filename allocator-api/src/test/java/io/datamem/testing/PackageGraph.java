@@ -32,9 +32,12 @@ public final class PackageGraph {
 
     /** package -> package it uses -> the files that make the edge. */
     private final Map<String, Map<String, Set<String>>> edges;
+    /** package -> its number of {@code .java} files, {@code package-info.java} included. */
+    private final Map<String, Integer> files;
 
-    private PackageGraph(Map<String, Map<String, Set<String>>> edges) {
+    private PackageGraph(Map<String, Map<String, Set<String>>> edges, Map<String, Integer> files) {
         this.edges = edges;
+        this.files = files;
     }
 
     /**
@@ -88,7 +91,11 @@ public final class PackageGraph {
                 }
             }
         }
-        return new PackageGraph(edges);
+        Map<String, Integer> files = new TreeMap<>();
+        for (String p : packages.values()) {
+            files.merge(p, 1, Integer::sum);
+        }
+        return new PackageGraph(edges, files);
     }
 
     /**
@@ -98,6 +105,16 @@ public final class PackageGraph {
      */
     public Set<String> packages() {
         return edges.keySet();
+    }
+
+    /**
+     * The number of source files of a package.
+     *
+     * @param pkg a package
+     * @return its {@code .java} files, {@code package-info.java} included; 0 for an unknown package
+     */
+    public int fileCount(String pkg) {
+        return files.getOrDefault(pkg, 0);
     }
 
     /**

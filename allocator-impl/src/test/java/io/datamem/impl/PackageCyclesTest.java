@@ -1,0 +1,43 @@
+package io.datamem.impl;
+
+import io.datamem.testing.PackageGraph;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * allocator-impl's packages form no import cycle and follow the direction docs/architecture.md
+ * gives: {@code provider} on top, the feature packages, then {@code os}.
+ */
+class PackageCyclesTest {
+
+    private final PackageGraph graph = PackageGraph.ofMainSources();
+
+    @Test
+    void noPackageIsPartOfACycle() {
+        List<Set<String>> cycles = graph.cycles();
+        assertTrue(cycles.isEmpty(), () -> cycles.stream().map(c -> c + graph.describe(c))
+                .collect(Collectors.joining("\n", "import cycles between packages:\n", "")));
+    }
+
+    @Test
+    void nothingImportsTheProvidersAndThePlumbingImportsNoFeature() {
+        for (String p : graph.packages()) {
+            assertTrue(!graph.uses(p).contains("io.datamem.impl.provider"), p + " imports the providers");
+        }
+        assertEquals(Set.of(), graph.uses("io.datamem.impl.os"), "io.datamem.impl.os imports this module's packages");
+    }
+
+    @Test
+    void everyPackageHoldsAtMostADozenFiles() {
+        assertTrue(graph.packages().size() >= 8, graph.packages().toString());
+        for (String p : graph.packages()) {
+            assertTrue(graph.fileCount(p) <= 12, p + " holds " + graph.fileCount(p) + " files");
+        }
+    }
+}
