@@ -7,7 +7,6 @@ import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.impl.cpu.SystemAllocator;
-import io.datamem.internal.Checks;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -91,7 +90,7 @@ public final class DemoCommand implements Callable<Integer> {
             NDArray a = r.array();
             out.printf("%-8s %-6s %-26s %-24s 0x%-18x %d B (%d B)%n", r.block(), r.name(),
                     a.dtype() + java.util.Arrays.toString(a.shape()), a.handler().name(), a.address(),
-                    Math.min(Checks.alignmentOf(a.address()), 4096), a.handler().traits().byteAlignment());
+                    Math.min(Long.lowestOneBit(a.address()), 4096), a.handler().traits().byteAlignment());
         }
         // Outside both scopes, and with another default set: every array still frees through its own handler.
         DataMemHandler previous = DataMem.setDefaultHandler(DataMem.builtinDefault());

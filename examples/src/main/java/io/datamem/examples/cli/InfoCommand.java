@@ -3,7 +3,6 @@ package io.datamem.examples.cli;
 import io.datamem.DataMem;
 import io.datamem.impl.placement.HugePages;
 import io.datamem.impl.placement.NumaTopology;
-import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import picocli.CommandLine.Command;
@@ -38,7 +37,7 @@ public final class InfoCommand implements Callable<Integer> {
         out.println("  os:            " + System.getProperty("os.name") + " " + System.getProperty("os.version")
                 + " " + System.getProperty("os.arch"));
         out.println("  processors:    " + Runtime.getRuntime().availableProcessors());
-        out.println("  page size:     " + Libc.pageSize() + " bytes");
+        out.println("  page size:     " + DataMem.builtinDefault().traits().pageSize() + " bytes");
         out.println("  default:       " + DataMem.current().name()
                 + (System.getProperty(DataMem.HANDLER_PROPERTY) != null ? " (from -D" + DataMem.HANDLER_PROPERTY + ")"
                 : System.getenv(DataMem.HANDLER_ENV) != null ? " (from " + DataMem.HANDLER_ENV + ")" : ""));
