@@ -58,7 +58,7 @@ public final class ClRuntime {
             synchronized (LOCK) {
                 r = instance;
                 if (r == null) {
-                    r = enumerate();
+                    r = SignalHandlers.preserving(ClRuntime::enumerate);   // PoCL's LLVM takes the JVM's
                     instance = r;
                 }
             }
