@@ -646,7 +646,7 @@ public final class DLPack {
             return traits;
         }
         for (io.datamem.spi.DataMemProvider p : io.datamem.spi.DataMemProvider.installed()) {
-            Optional<DeviceInterchange> hook = p.interchangeFor(device);
+            Optional<DeviceInterchange> hook = p.interchangeFor(device, MemorySegment.ofAddress(block));
             if (hook.isPresent()) {
                 MemoryTraits hooked = traits.withInterchange(hook.get());
                 if (type == DeviceType.ONE_API && block != 0) {   // the backend knows the USM kind

@@ -7,7 +7,9 @@ import io.datamem.Device;
 import io.datamem.DeviceInterchange;
 import io.datamem.internal.Registries;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -85,6 +87,25 @@ public interface DataMemProvider {
      */
     default Optional<DeviceInterchange> interchangeFor(Device device) {
         return Optional.empty();
+    }
+
+    /**
+     * The export hook for one imported block on a device: what DLPack import asks. By default the
+     * answer of {@link #interchangeFor(Device)}; a backend that can tell its own memory from other
+     * memory on the same device type (two backends both on {@code kDLExtDev}, or a pointer its
+     * runtime does not know) overrides this and answers empty for a block it does not hold, so that
+     * another provider may answer, or the tensor imports without a hook. Must not load native
+     * libraries for a device the backend does not manage.
+     *
+     * @param device a device imported memory lives on
+     * @param block  the imported tensor's lowest element (as a zero-length segment); NULL for a
+     *               tensor without elements
+     * @return the hook, or empty
+     * @throws NullPointerException if an argument is null
+     */
+    default Optional<DeviceInterchange> interchangeFor(Device device, MemorySegment block) {
+        Objects.requireNonNull(block, "block");
+        return interchangeFor(device);
     }
 
     /**

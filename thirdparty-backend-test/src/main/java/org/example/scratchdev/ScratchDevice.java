@@ -334,6 +334,17 @@ public final class ScratchDevice {
                 + "): freed already, or never allocated on this device");
     }
 
+    /**
+     * Whether an address lies in a live block of this device: what the provider asks before it
+     * attaches this device's hook to imported memory.
+     *
+     * @param address an address
+     * @return true if inside a live block (its end included)
+     */
+    public boolean holds(long address) {
+        return owns(address);
+    }
+
     /** Puts back a block {@link #claim} removed, when the operation it was claimed for failed. */
     void unclaim(long address, long byteSize) {
         blocks.put(address, byteSize);

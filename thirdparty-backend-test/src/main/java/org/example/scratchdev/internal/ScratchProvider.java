@@ -9,6 +9,7 @@ import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import org.example.scratchdev.ScratchDevice;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -88,6 +89,20 @@ public final class ScratchProvider implements DataMemProvider {
     public Optional<DeviceInterchange> interchangeFor(Device device) {
         return ScratchDevice.manages(device) ? Optional.of(ScratchDevice.of(device.id()).interchange())
                 : Optional.empty();
+    }
+
+    /**
+     * The hook for an imported block: only for memory this device holds, so that a tensor another
+     * runtime made on {@code kDLExtDev} is not taken for the scratch device's.
+     *
+     * @param device the imported tensor's device
+     * @param block  its lowest element
+     * @return the device's hook if it holds the block, else empty
+     */
+    @Override
+    public Optional<DeviceInterchange> interchangeFor(Device device, MemorySegment block) {
+        return ScratchDevice.manages(device) && ScratchDevice.of(device.id()).holds(block.address())
+                ? interchangeFor(device) : Optional.empty();
     }
 
     /**
