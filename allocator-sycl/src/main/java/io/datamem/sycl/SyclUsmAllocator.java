@@ -8,6 +8,7 @@ import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -78,7 +79,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         SyclDevice d = queue.device();
         this.directAlignment = Math.min(d.baseAddressAlignment(), 1L << 30);
         this.byteAlignment = b.byteAlignment > 0 ? b.byteAlignment : directAlignment;
-        this.name = b.name != null ? b.name : "sycl:" + kind.usmType() + ":" + d.filterString();
+        this.name = b.name != null ? b.name : "sycl:" + kind.dpctlName() + ":" + d.filterString();
         this.traits = new MemoryTraits(kind.memoryKind(), d.dlpackDevice(), kind.hostAccessible(), byteAlignment,
                 Libc.pageSize(), SyclInterchange.of(queue));
         this.usm = queue.usm();
@@ -229,14 +230,14 @@ public final class SyclUsmAllocator implements DataMemAllocator {
                 SyclSelector s = selector == null ? SyclSelector.defaultSelector() : selector;
                 var availability = SyclQueue.availability(s, kind);
                 if (!availability.available()) {
-                    throw new IllegalStateException("no SYCL USM " + kind.usmType() + " memory for the filter selector '"
-                            + s + "': " + availability.reason());
+                    throw new IllegalStateException("no SYCL USM " + kind.dpctlName()
+                            + " memory for the filter selector '" + s + "': " + availability.reason());
                 }
                 q = SyclQueue.of(s);
             }
             q.checkOpen();
             if (!q.device().supports(kind)) {
-                throw new IllegalStateException("device " + q.device() + " cannot allocate USM " + kind.usmType()
+                throw new IllegalStateException("device " + q.device() + " cannot allocate USM " + kind.dpctlName()
                         + " memory (" + ClRuntime.capabilityQuery(kind) + " is 0)");
             }
             return new SyclUsmAllocator(this, q);
@@ -494,6 +495,6 @@ public final class SyclUsmAllocator implements DataMemAllocator {
 
     @Override
     public String toString() {
-        return "SyclUsmAllocator[" + kind.usmType() + ", " + queue.device() + ", alignment " + byteAlignment + "]";
+        return "SyclUsmAllocator[" + kind.dpctlName() + ", " + queue.device() + ", alignment " + byteAlignment + "]";
     }
 }
