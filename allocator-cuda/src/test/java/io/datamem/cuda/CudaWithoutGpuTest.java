@@ -6,7 +6,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.cuda.internal.CudaDriver;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import org.junit.jupiter.api.AfterAll;
@@ -100,7 +99,7 @@ class CudaWithoutGpuTest {
         assertEquals("device: -1 (expected: a CUDA device ordinal >= 0)", negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CudaPinnedAllocator.builder().device(-2));
         IllegalArgumentException pageShared = assertThrows(IllegalArgumentException.class,
-                () -> CudaRegisteredAllocator.builder(SystemAllocator.instance()).build());
+                () -> CudaRegisteredAllocator.builder(DataMem.builtinDefault().allocator()).build());
         assertTrue(pageShared.getMessage().contains("expected: at least the page size"), pageShared.getMessage());
         assertNotLoaded();
     }

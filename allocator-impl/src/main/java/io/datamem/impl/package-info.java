@@ -5,8 +5,9 @@
  *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor, and
  *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
  *       a layer in them;</li>
- *   <li>{@link io.datamem.impl.cpu}: the leaves {@link io.datamem.impl.cpu.SystemAllocator} and
- *       {@link io.datamem.impl.cpu.AlignedAllocator} ({@code aligned64}, {@code aligned:N});</li>
+ *   <li>{@link io.datamem.impl.cpu}: the leaf {@link io.datamem.impl.cpu.AlignedAllocator}
+ *       ({@code aligned64}, {@code aligned:N}); the C library's {@code malloc} family, the leaf of
+ *       {@code default_allocator}, is {@code DataMem.builtinDefault().allocator()};</li>
  *   <li>{@link io.datamem.impl.adaptor}: the adaptors ({@code +stats}, {@code +tracking},
  *       {@code +limit}, {@code +guard}, {@code +log}, {@code +faults}, {@code +jfr});</li>
  *   <li>{@link io.datamem.impl.placement}: huge pages ({@code hugepages...}) and NUMA

@@ -1,9 +1,9 @@
 package io.datamem.impl.placement;
 
 import io.datamem.BackendException;
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
@@ -28,8 +28,9 @@ import java.util.concurrent.atomic.LongAdder;
  * reserved.
  *
  * <p><b>Small requests go upstream.</b> Requests below {@link #thresholdByteSize()} (4 MiB by
- * default, NumPy's rule for {@code madvise(MADV_HUGEPAGE)}) go to the upstream allocator (the
- * system allocator by default); larger ones get a mapping of their own, its length rounded up to
+ * default, NumPy's rule for {@code madvise(MADV_HUGEPAGE)}) go to the upstream allocator (by
+ * default the C library's {@code malloc}, {@link io.datamem.DataMem#builtinDefault()}'s allocator);
+ * larger ones get a mapping of their own, its length rounded up to
  * whole pages. Callers still pass their own sizes to {@link #free free} and {@link #realloc
  * realloc}: the allocator tells the two apart by size (below the threshold: upstream) and checks
  * that a mapped block is freed with the size it has.
@@ -226,8 +227,8 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     /**
-     * A builder, set to transparent huge pages, no fallback, the 4 MiB threshold and the system
-     * allocator upstream.
+     * A builder, set to transparent huge pages, no fallback, the 4 MiB threshold and the built-in
+     * libc allocator ({@code DataMem.builtinDefault().allocator()}) upstream.
      *
      * @return a new builder
      */
@@ -236,8 +237,8 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     /**
-     * Transparent huge pages with the defaults: no fallback, 4 MiB threshold, the system allocator
-     * upstream.
+     * Transparent huge pages with the defaults: no fallback, 4 MiB threshold, the built-in libc
+     * allocator upstream.
      *
      * @return a new allocator
      * @throws IllegalStateException if transparent huge pages are switched off or unsupported here
@@ -252,7 +253,7 @@ public final class HugePageAllocator implements DataMemAllocator {
         private PageKind pages = PageKind.TRANSPARENT;
         private Fallback fallback = Fallback.FAIL;
         private long threshold = DEFAULT_THRESHOLD;
-        private DataMemAllocator upstream = SystemAllocator.instance();
+        private DataMemAllocator upstream = DataMem.builtinDefault().allocator();
         private String name;
 
         private Builder() {

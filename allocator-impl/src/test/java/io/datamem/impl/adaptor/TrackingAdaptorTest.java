@@ -4,7 +4,6 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
-import io.datamem.impl.cpu.SystemAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -18,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The live set, the stack-trace levels, the leak report and the free-size check. */
 class TrackingAdaptorTest {
 
-    private final StatisticsAdaptor upstream = new StatisticsAdaptor(SystemAllocator.instance());
+    private final StatisticsAdaptor upstream = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
 
     private TrackingAdaptor tracking(TrackingAdaptor.StackTraces level) {
         return TrackingAdaptor.builder(upstream).stackTraces(level).build();

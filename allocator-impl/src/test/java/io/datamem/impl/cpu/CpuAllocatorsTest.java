@@ -54,7 +54,7 @@ class CpuAllocatorsTest {
 
     @Test
     void statisticsFollowTheSizesCallersPass() {
-        StatisticsAdaptor s = new StatisticsAdaptor(SystemAllocator.instance());
+        StatisticsAdaptor s = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
         DataMemHandler h = DataMemHandler.of("stats-test", s);
         NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 1000));
         assertEquals(8000, s.currentBytes());

@@ -6,7 +6,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.internal.Checks;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -69,7 +68,7 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream out = System.out;
         String processDefault = DataMem.current().name(); // fails here, before any output, if misconfigured
-        StatisticsAdaptor defaultStats = new StatisticsAdaptor(SystemAllocator.instance());
+        StatisticsAdaptor defaultStats = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
         StatisticsAdaptor alignedStats = new StatisticsAdaptor(new AlignedAllocator(64));
         DataMemHandler defaultHandler = DataMemHandler.of("default_allocator+stats", defaultStats);
         DataMemHandler aligned = DataMemHandler.of("aligned64+stats", alignedStats);
