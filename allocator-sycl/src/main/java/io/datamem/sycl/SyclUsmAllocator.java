@@ -2,6 +2,7 @@ package io.datamem.sycl;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
+import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.sycl.internal.ClError;
@@ -13,7 +14,6 @@ import io.datamem.usm.UsmKind;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -69,9 +69,10 @@ public final class SyclUsmAllocator implements DataMemAllocator {
     private final UsmFunctions usm;
     private final MemorySegment context;
     private final MemorySegment device;
-    // Blocks whose address or size differ from the runtime's allocation (over-aligned, size 0).
-    private final ConcurrentHashMap<Long, Block> byUserAddress = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Block> byBase = new ConcurrentHashMap<>();
+    // Blocks whose address or size differ from the runtime's allocation (over-aligned, size 0), by
+    // the address the caller has and by the runtime's base. Liveness itself is the runtime's to check.
+    private final LiveBlocks<Block> byUserAddress;
+    private final LiveBlocks<Block> byBase;
 
     private SyclUsmAllocator(Builder b, SyclQueue queue) {
         this.queue = queue;
@@ -85,6 +86,8 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         this.usm = queue.usm();
         this.context = queue.contextHandle();
         this.device = queue.deviceHandle();
+        this.byUserAddress = LiveBlocks.of(Block::byteSize, LiveBlocks.Refusals.of(name));
+        this.byBase = LiveBlocks.of(Block::byteSize, LiveBlocks.Refusals.of(name));
     }
 
     /**
@@ -390,9 +393,9 @@ public final class SyclUsmAllocator implements DataMemAllocator {
             return;
         }
         queue.checkOpen();
-        Block b = byUserAddress.remove(ptr.address());
+        Block b = byUserAddress.take(ptr.address());
         if (b != null) {
-            byBase.remove(b.base);
+            byBase.take(b.base);
         }
         long base = b == null ? ptr.address() : b.base;
         int status = usm.freeWhenIdle(context, queue.queueHandle(), MemorySegment.ofAddress(base));
@@ -400,8 +403,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
             return;
         }
         if (b != null) {
-            byBase.put(b.base, b);
-            byUserAddress.put(b.userAddress, b);
+            track(b);
         }
         if (status == ClError.INVALID_VALUE) {
             throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address()) + " (expected: a live block of"
@@ -441,15 +443,15 @@ public final class SyclUsmAllocator implements DataMemAllocator {
     }
 
     private void track(Block b) {
-        byBase.put(b.base, b);
-        byUserAddress.put(b.userAddress, b);
+        byBase.add(b.base, b);
+        byUserAddress.add(b.userAddress, b);
     }
 
     /** Frees a block this allocator just made, on an error path. */
     private void release(MemorySegment p) {
-        Block b = byUserAddress.remove(p.address());
+        Block b = byUserAddress.take(p.address());
         if (b != null) {
-            byBase.remove(b.base);
+            byBase.take(b.base);
         }
         rawFree(MemorySegment.ofAddress(b == null ? p.address() : b.base));
     }
@@ -490,7 +492,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
 
     /** For tests: blocks whose address or size differ from the runtime's allocation, still live. */
     int trackedBlocks() {
-        return byUserAddress.size();
+        return byUserAddress.count();
     }
 
     @Override
