@@ -13,6 +13,9 @@ import java.lang.foreign.MemorySegment;
  * {@code free} is forwarded with exactly the size it was given; a reservation made before calling
  * the upstream is rolled back when the upstream returns {@code NULL}, so a failed allocation leaves
  * every figure as it was; traits are the upstream's unless the adaptor changes them.
+ *
+ * <p>To write one, extend {@link ForwardingAllocator}, which holds the upstream and forwards every
+ * call, and override only what the adaptor changes.
  */
 public interface AllocatorAdaptor extends DataMemAllocator {
 

@@ -2,7 +2,9 @@
  * datamem's CPU allocators and adaptors: the adaptor contract, stacks of adaptors, and the map of
  * this module's packages.
  * <ul>
- *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor, and
+ *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor,
+ *       {@link io.datamem.impl.ForwardingAllocator}, the base that forwards every call so that an
+ *       adaptor overrides only what it changes, and
  *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
  *       a layer in them;</li>
  *   <li>{@link io.datamem.impl.cpu}: the leaf {@link io.datamem.impl.cpu.AlignedAllocator}

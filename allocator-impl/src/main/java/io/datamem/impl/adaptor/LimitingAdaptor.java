@@ -2,11 +2,10 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.AllocationRefusal;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -31,9 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
  * bytes are released. Thread-safe.
  */
-public final class LimitingAdaptor implements AllocatorAdaptor {
+public final class LimitingAdaptor extends ForwardingAllocator {
 
-    private final DataMemAllocator upstream;
     private final long limitBytes;
     private final AtomicLong inUse = new AtomicLong();
     private final LongAdder refusals = new LongAdder();
@@ -47,7 +45,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
      * @throws IllegalArgumentException if {@code limitBytes} is negative
      */
     public LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
-        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        super(upstream);
         this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }
 
@@ -62,11 +60,6 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
      */
     public static long parseByteCount(String text) {
         return io.datamem.impl.os.ByteSizes.parse("byte count", text, Long.MAX_VALUE);
-    }
-
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
     }
 
     /**
@@ -104,7 +97,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         }
         MemorySegment p;
         try {
-            p = upstream.malloc(byteSize);
+            p = upstream().malloc(byteSize);
         } catch (RuntimeException | Error e) {
             inUse.addAndGet(-byteSize);
             throw e;
@@ -116,14 +109,14 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
     public MemorySegment calloc(long count, long elementByteSize) {
         long byteSize = Checks.callocByteSize(count, elementByteSize);
         if (byteSize < 0) {
-            return upstream.calloc(count, elementByteSize); // NULL: the product overflows
+            return upstream().calloc(count, elementByteSize); // NULL: the product overflows
         }
         if (!reserve(byteSize, 0)) {
             return MemorySegment.NULL;
         }
         MemorySegment p;
         try {
-            p = upstream.calloc(count, elementByteSize);
+            p = upstream().calloc(count, elementByteSize);
         } catch (RuntimeException | Error e) {
             inUse.addAndGet(-byteSize);
             throw e;
@@ -153,7 +146,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         }
         MemorySegment p;
         try {
-            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException | Error e) {
             if (growth > 0) {
                 inUse.addAndGet(-growth);
@@ -188,12 +181,12 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
         if (ptr.address() == 0) {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
             return;
         }
         release(ptr.address(), byteSize);
         try {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
             if (!GuardViolationException.released(e)) {
                 inUse.addAndGet(byteSize); // the upstream kept the block
@@ -253,6 +246,6 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
 
     @Override
     public String toString() {
-        return "LimitingAdaptor[" + upstream + ", limit " + limitBytes + " bytes]";
+        return "LimitingAdaptor[" + upstream() + ", limit " + limitBytes + " bytes]";
     }
 }
