@@ -92,7 +92,7 @@ class CudaWithoutGpuTest {
         assertThrows(IllegalStateException.class, () -> CudaPinnedAllocator.of(0));
         assertThrows(IllegalStateException.class, () -> CudaManagedAllocator.of(0));
         assertThrows(IllegalStateException.class,
-                () -> CudaRegisteredAllocator.builder(new AlignedAllocator(4096)).build());
+                () -> CudaRegisteredAllocator.builder(AlignedAllocator.of(4096)).build());
         assertThrows(IllegalStateException.class, () -> CudaStream.create(0));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
                 () -> CudaDeviceAllocator.of(-1));

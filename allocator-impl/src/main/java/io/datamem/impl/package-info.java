@@ -21,7 +21,7 @@
  * </ul>
  * The handler names resolve through providers in a package this module does not export.
  *
- * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their constructor,
+ * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their factory,
  * forward {@code free} with exactly the size they were given, and leave their accounting unchanged
  * when the upstream fails. Null policy: no method accepts or returns null unless documented.
  * Threading: every allocator and adaptor of this module is thread-safe.

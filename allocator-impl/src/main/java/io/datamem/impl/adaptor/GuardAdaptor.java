@@ -136,11 +136,12 @@ public final class GuardAdaptor extends ForwardingAllocator {
      * Wraps an upstream with the default settings.
      *
      * @param upstream the allocator to guard; its memory must be host-accessible
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if the upstream's memory is not host-accessible
      */
-    public GuardAdaptor(DataMemAllocator upstream) {
-        this(builder(upstream));
+    public static GuardAdaptor of(DataMemAllocator upstream) {
+        return builder(upstream).build();
     }
 
     private GuardAdaptor(Builder b) {

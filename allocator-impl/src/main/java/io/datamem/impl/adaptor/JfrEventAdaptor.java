@@ -29,12 +29,17 @@ public final class JfrEventAdaptor extends ForwardingAllocator {
      *
      * @param upstream    the allocator whose operations become events
      * @param handlerName the name the events carry
+     * @return a new adaptor
      * @throws NullPointerException  if an argument is null
      * @throws IllegalStateException if the {@code jdk.jfr} module cannot be used here (absent from a
      *                               {@code jlink} image, or not resolved on the module path: run with
      *                               {@code --add-modules jdk.jfr})
      */
-    public JfrEventAdaptor(DataMemAllocator upstream, String handlerName) {
+    public static JfrEventAdaptor of(DataMemAllocator upstream, String handlerName) {
+        return new JfrEventAdaptor(upstream, handlerName);
+    }
+
+    private JfrEventAdaptor(DataMemAllocator upstream, String handlerName) {
         super(upstream);
         this.handlerName = Objects.requireNonNull(handlerName, "handlerName");
         OptionalModules.JFR.require("the JFR adaptor");

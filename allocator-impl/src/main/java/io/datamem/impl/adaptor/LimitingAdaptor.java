@@ -41,10 +41,15 @@ public final class LimitingAdaptor extends ForwardingAllocator {
      *
      * @param upstream   the allocator to cap
      * @param limitBytes the most bytes that may be in use at once, at least 0
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code limitBytes} is negative
      */
-    public LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
+    public static LimitingAdaptor of(DataMemAllocator upstream, long limitBytes) {
+        return new LimitingAdaptor(upstream, limitBytes);
+    }
+
+    private LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
         super(upstream);
         this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }

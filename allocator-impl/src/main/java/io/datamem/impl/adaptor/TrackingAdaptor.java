@@ -177,13 +177,14 @@ public final class TrackingAdaptor extends ForwardingAllocator {
      * Wraps an upstream with the default level and sampling interval.
      *
      * @param upstream the allocator to track
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if the system property {@value #STACK_TRACES_PROPERTY} is set
      *                                  to something else than {@code off}, {@code sampled} or
      *                                  {@code full}
      */
-    public TrackingAdaptor(DataMemAllocator upstream) {
-        this(builder(upstream));
+    public static TrackingAdaptor of(DataMemAllocator upstream) {
+        return builder(upstream).build();
     }
 
     private TrackingAdaptor(Builder b) {

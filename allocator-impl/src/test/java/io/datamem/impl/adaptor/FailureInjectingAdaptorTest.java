@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Injected failures: which calls fail, determinism, and an error path they exercise. */
 class FailureInjectingAdaptorTest {
 
-    private final StatisticsAdaptor leaf = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptor leaf = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     private static List<Boolean> pattern(FailureInjectingAdaptor f, int calls) {
         List<Boolean> failed = new ArrayList<>();

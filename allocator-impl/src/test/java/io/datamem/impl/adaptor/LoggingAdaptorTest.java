@@ -124,7 +124,7 @@ class LoggingAdaptorTest {
     @Test
     void aLogOfSeveralThreadsReplaysOnOneWithoutConfusingReusedAddresses() throws Exception {
         Path file = record(4);
-        StatisticsAdaptor target = new StatisticsAdaptor(new GuardAdaptor(DataMem.builtinDefault().allocator()));
+        StatisticsAdaptor target = StatisticsAdaptor.of(GuardAdaptor.of(DataMem.builtinDefault().allocator()));
         AllocationLog.Replay r = AllocationLog.replay(file, target);
         assertEquals(0, r.skipped(), "every free and realloc named a block the replay had");
         assertEquals(0, r.leftLiveBlocks());
@@ -147,7 +147,7 @@ class LoggingAdaptorTest {
                 7 1 free 0x2000 200
                 """;
         List<AllocationLog.Entry> entries = AllocationLog.read(new StringReader(log), "inline");
-        StatisticsAdaptor target = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
+        StatisticsAdaptor target = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
         AllocationLog.Replay r = AllocationLog.replay(entries, FailureInjectingAdaptor.nth(target, 3));
         assertEquals(1, r.loggedFailures());
         assertEquals(1, r.failures(), "the third request (malloc 50) failed in the replay");

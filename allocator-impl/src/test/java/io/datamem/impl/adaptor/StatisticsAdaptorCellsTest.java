@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class StatisticsAdaptorCellsTest {
 
-    private final StatisticsAdaptor stats = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     /** What the test itself counted, added up from every thread. */
     private static final class Expected {

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @CheckedMemory("default_allocator+stats")
 class StatisticsAdaptorTest {
 
-    private final StatisticsAdaptor stats = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     @Test
     void theHistogramCountsEveryAllocationByPowerOfTwo() {

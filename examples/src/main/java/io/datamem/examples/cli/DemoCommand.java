@@ -68,8 +68,8 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream out = System.out;
         String processDefault = DataMem.current().name(); // fails here, before any output, if misconfigured
-        StatisticsAdaptor defaultStats = new StatisticsAdaptor(DataMem.builtinDefault().allocator());
-        StatisticsAdaptor alignedStats = new StatisticsAdaptor(new AlignedAllocator(64));
+        StatisticsAdaptor defaultStats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+        StatisticsAdaptor alignedStats = StatisticsAdaptor.of(AlignedAllocator.of(64));
         DataMemHandler defaultHandler = DataMemHandler.of("default_allocator+stats", defaultStats);
         DataMemHandler aligned = DataMemHandler.of("aligned64+stats", alignedStats);
 
