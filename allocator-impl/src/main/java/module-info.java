@@ -41,6 +41,8 @@ module io.datamem.impl {
     exports io.datamem.impl.placement;
     exports io.datamem.impl.pool;
     exports io.datamem.impl.micrometer;
+    // plumbing the device backends share (LiveBlocks); not an API
+    exports io.datamem.impl.os to io.datamem.cuda, io.datamem.sycl;
 
     provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider,
             HugePagesProvider, NumaProvider, PoolProvider,

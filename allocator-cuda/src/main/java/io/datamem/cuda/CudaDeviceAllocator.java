@@ -37,7 +37,7 @@ public final class CudaDeviceAllocator extends CudaAllocator {
     public static final long BYTE_ALIGNMENT = 256;
 
     private CudaDeviceAllocator(int device, String name) {
-        super(new CudaAllocations(CudaAllocations.Kind.DEVICE, device, 0, name), device, traits(device));
+        super(CudaAllocations.of(CudaAllocations.Kind.DEVICE, device, 0, name), device, traits(device));
     }
 
     /**

@@ -65,7 +65,7 @@ public final class CudaManagedAllocator extends CudaAllocator {
     private final Attach attach;
 
     private CudaManagedAllocator(int device, Attach attach, String name) {
-        super(new CudaAllocations(CudaAllocations.Kind.MANAGED, device, attach.flag(), name), device, traits(device));
+        super(CudaAllocations.of(CudaAllocations.Kind.MANAGED, device, attach.flag(), name), device, traits(device));
         this.attach = attach;
     }
 

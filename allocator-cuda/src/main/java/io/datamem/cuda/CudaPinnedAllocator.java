@@ -46,7 +46,7 @@ public final class CudaPinnedAllocator extends CudaAllocator {
     private final Builder options;
 
     private CudaPinnedAllocator(Builder b, String name) {
-        super(new CudaAllocations(CudaAllocations.Kind.PINNED, b.device, b.flags(), name), b.device, traits(b.device));
+        super(CudaAllocations.of(CudaAllocations.Kind.PINNED, b.device, b.flags(), name), b.device, traits(b.device));
         this.options = b.copy();
     }
 

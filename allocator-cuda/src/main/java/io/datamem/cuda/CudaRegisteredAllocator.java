@@ -48,7 +48,7 @@ public final class CudaRegisteredAllocator extends CudaAllocator {
     private final CudaRegistrations blocks;
 
     private CudaRegisteredAllocator(Builder b, String name) {
-        this(b, new CudaRegistrations(b.upstream, b.device, b.flags(), Libc.pageSize(), name));
+        this(b, CudaRegistrations.of(b.upstream, b.device, b.flags(), Libc.pageSize(), name));
     }
 
     private CudaRegisteredAllocator(Builder b, CudaRegistrations blocks) {

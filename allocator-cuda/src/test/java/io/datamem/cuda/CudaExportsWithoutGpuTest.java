@@ -86,7 +86,7 @@ class CudaExportsWithoutGpuTest {
         assertEquals(new Device(DeviceType.CUDA_MANAGED, 2), managed.device());
         assertTrue(managed.hostAccessible());
 
-        MemoryTraits upstream = new AlignedAllocator(4096).traits().withPageSize(2L << 20);
+        MemoryTraits upstream = AlignedAllocator.of(4096).traits().withPageSize(2L << 20);
         MemoryTraits registered = CudaRegisteredAllocator.refine(upstream, 3);
         assertEquals(MemoryKind.HOST_PINNED, registered.kind());
         assertEquals(new Device(DeviceType.CUDA_HOST, 3), registered.device());

@@ -229,7 +229,7 @@ class CudaGpuTest {
     void aRegistrationErrorIsABackendExceptionAndGivesTheBlockBack() {
         long page = Libc.pageSize();
         CudaRegisteredAllocator first = CudaRegisteredAllocator.builder(
-                new io.datamem.impl.cpu.AlignedAllocator(page)).build();
+                io.datamem.impl.cpu.AlignedAllocator.of(page)).build();
         MemorySegment already = first.malloc(page);   // a registered page
         try {
             // an upstream that hands out the page CUDA has already registered

@@ -15,6 +15,6 @@ class CudaRegisteredConformanceTest extends GpuConformance {
 
     @Override
     protected DataMemAllocator allocator() {
-        return CudaRegisteredAllocator.builder(new AlignedAllocator(Libc.pageSize())).build();
+        return CudaRegisteredAllocator.builder(AlignedAllocator.of(Libc.pageSize())).build();
     }
 }

@@ -52,6 +52,6 @@ public final class CudaTests {
      * exports and traits without a GPU. Nothing may copy it through CUDA.
      */
     public static DataMemAllocator hostBacked(MemoryTraits traits) {
-        return new WithTraits(new AlignedAllocator(traits.byteAlignment()), traits);
+        return new WithTraits(AlignedAllocator.of(traits.byteAlignment()), traits);
     }
 }

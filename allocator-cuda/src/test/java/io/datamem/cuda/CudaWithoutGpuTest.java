@@ -6,7 +6,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.cuda.internal.CudaDriver;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import org.junit.jupiter.api.AfterAll;
@@ -93,14 +92,14 @@ class CudaWithoutGpuTest {
         assertThrows(IllegalStateException.class, () -> CudaPinnedAllocator.of(0));
         assertThrows(IllegalStateException.class, () -> CudaManagedAllocator.of(0));
         assertThrows(IllegalStateException.class,
-                () -> CudaRegisteredAllocator.builder(new AlignedAllocator(4096)).build());
+                () -> CudaRegisteredAllocator.builder(AlignedAllocator.of(4096)).build());
         assertThrows(IllegalStateException.class, () -> CudaStream.create(0));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
                 () -> CudaDeviceAllocator.of(-1));
         assertEquals("device: -1 (expected: a CUDA device ordinal >= 0)", negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CudaPinnedAllocator.builder().device(-2));
         IllegalArgumentException pageShared = assertThrows(IllegalArgumentException.class,
-                () -> CudaRegisteredAllocator.builder(SystemAllocator.instance()).build());
+                () -> CudaRegisteredAllocator.builder(DataMem.builtinDefault().allocator()).build());
         assertTrue(pageShared.getMessage().contains("expected: at least the page size"), pageShared.getMessage());
         assertNotLoaded();
     }

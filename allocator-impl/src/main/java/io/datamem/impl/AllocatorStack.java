@@ -17,9 +17,9 @@ import java.util.function.Function;
  * Builds a handler from a leaf allocator and a stack of adaptors, and finds an adaptor in a stack.
  *
  * <pre>{@code
- * DataMemHandler h = AllocatorStack.on(new AlignedAllocator(64))
- *         .with(StatisticsAdaptor::new)                          // innermost
- *         .with(up -> new LimitingAdaptor(up, 1L << 30))
+ * DataMemHandler h = AllocatorStack.on(AlignedAllocator.of(64))
+ *         .with(StatisticsAdaptor::of)                          // innermost
+ *         .with(up -> LimitingAdaptor.of(up, 1L << 30))
  *         .with("tracking=full+guard")                           // adaptor terms, as in handler names
  *         .handler("aligned64+stats+limit=1g+tracking=full+guard");
  * StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
@@ -115,7 +115,7 @@ public final class AllocatorStack {
         /**
          * Adds an adaptor on top of the stack built so far.
          *
-         * @param adaptor makes the adaptor from its upstream, for example {@code StatisticsAdaptor::new}
+         * @param adaptor makes the adaptor from its upstream, for example {@code StatisticsAdaptor::of}
          * @return this builder
          * @throws NullPointerException if {@code adaptor} is null
          */

@@ -2,11 +2,14 @@
  * datamem's CPU allocators and adaptors: the adaptor contract, stacks of adaptors, and the map of
  * this module's packages.
  * <ul>
- *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor, and
+ *   <li>this package: {@link io.datamem.impl.AllocatorAdaptor}, the shape of every adaptor,
+ *       {@link io.datamem.impl.ForwardingAllocator}, the base that forwards every call so that an
+ *       adaptor overrides only what it changes, and
  *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
  *       a layer in them;</li>
- *   <li>{@link io.datamem.impl.cpu}: the leaves {@link io.datamem.impl.cpu.SystemAllocator} and
- *       {@link io.datamem.impl.cpu.AlignedAllocator} ({@code aligned64}, {@code aligned:N});</li>
+ *   <li>{@link io.datamem.impl.cpu}: the leaf {@link io.datamem.impl.cpu.AlignedAllocator}
+ *       ({@code aligned64}, {@code aligned:N}); the C library's {@code malloc} family, the leaf of
+ *       {@code default_allocator}, is {@code DataMem.builtinDefault().allocator()};</li>
  *   <li>{@link io.datamem.impl.adaptor}: the adaptors ({@code +stats}, {@code +tracking},
  *       {@code +limit}, {@code +guard}, {@code +log}, {@code +faults}, {@code +jfr});</li>
  *   <li>{@link io.datamem.impl.placement}: huge pages ({@code hugepages...}) and NUMA
@@ -18,7 +21,7 @@
  * </ul>
  * The handler names resolve through providers in a package this module does not export.
  *
- * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their constructor,
+ * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their factory,
  * forward {@code free} with exactly the size they were given, and leave their accounting unchanged
  * when the upstream fails. Null policy: no method accepts or returns null unless documented.
  * Threading: every allocator and adaptor of this module is thread-safe.

@@ -75,10 +75,10 @@ class AdaptorNamesTest {
 
     @Test
     void theBuilderStacksFunctionsAndTermsInOrder() {
-        AlignedAllocator leaf = new AlignedAllocator(128);
+        AlignedAllocator leaf = AlignedAllocator.of(128);
         DataMemHandler h = AllocatorStack.on(leaf)
-                .with(StatisticsAdaptor::new)
-                .with(up -> new LimitingAdaptor(up, 1 << 20))
+                .with(StatisticsAdaptor::of)
+                .with(up -> LimitingAdaptor.of(up, 1 << 20))
                 .with("tracking=off+guard")
                 .handler("mine");
         assertEquals("mine", h.name());

@@ -42,7 +42,7 @@ class HandlerNameErrorsTest {
             assertThrows(IllegalArgumentException.class, () -> DataMem.handler(name), name);
             assertThrows(IllegalArgumentException.class, () -> DataMem.createHandler("pool(" + name + ")"), name);
             assertThrows(IllegalArgumentException.class,
-                    () -> AllocatorStack.on(new AlignedAllocator(64)).with("log=" + log).with(tail.substring(1))
+                    () -> AllocatorStack.on(AlignedAllocator.of(64)).with("log=" + log).with(tail.substring(1))
                             .build(), name);
             assertEquals("keep me\n", Files.readString(log), "the log file of " + name + " was not truncated");
             assertEquals(before, Files.getLastModifiedTime(log), name);
@@ -68,7 +68,7 @@ class HandlerNameErrorsTest {
                 || d.getMessage().contains("cannot open the allocation log '" + directory + "' (AccessDeniedException"),
                 d.getMessage());
         assertThrows(IllegalStateException.class,
-                () -> AllocatorStack.on(new AlignedAllocator(64)).with("log=/nonexistent/x").build());
+                () -> AllocatorStack.on(AlignedAllocator.of(64)).with("log=/nonexistent/x").build());
     }
 
     @Test

@@ -62,7 +62,7 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
             List<ProviderTerm> terms = ProviderTerm.split(name);
             String leaf = terms.getFirst().text();
             String adaptors = terms.stream().skip(1).map(ProviderTerm::text).collect(Collectors.joining("+"));
-            GuardAdaptor guard = new GuardAdaptor(DataMem.createHandler(leaf).allocator());
+            GuardAdaptor guard = GuardAdaptor.of(DataMem.createHandler(leaf).allocator());
             String full = leaf + "+guard" + (adaptors.isEmpty() ? "" : "+" + adaptors) + "+tracking";
             AllocatorStack.Builder stack = AllocatorStack.on(guard);
             if (!adaptors.isEmpty()) {

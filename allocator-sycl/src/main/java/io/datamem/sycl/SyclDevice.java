@@ -2,6 +2,7 @@ package io.datamem.sycl;
 
 import io.datamem.Device;
 import io.datamem.DeviceType;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;

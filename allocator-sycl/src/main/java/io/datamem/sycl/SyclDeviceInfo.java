@@ -6,6 +6,8 @@ import io.datamem.MemoryKind;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.buffer.StandardDeviceInfo;
 import io.datamem.buffer.DeviceInfoHead;
+import io.datamem.sycl.internal.UsmFunctions;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
@@ -133,7 +135,7 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
         MemorySegment s = allocator.allocate(LAYOUT);
         DeviceInfoHead.writeHead(s, VERSION, LAYOUT.byteSize(), device, memoryKind(), queueHandle, contextHandle,
                 deviceHandle);
-        s.set(JAVA_INT, 48, usmKind.clMemType());
+        s.set(JAVA_INT, 48, UsmFunctions.clMemType(usmKind));
         s.set(JAVA_INT, 52, BACKEND_OPENCL);
         s.set(JAVA_LONG, 56, platformHandle);
         return s;
@@ -155,7 +157,7 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
     public static SyclDeviceInfo fromNative(MemorySegment info) {
         MemorySegment s = DeviceInfoHead.checkedView(info, LAYOUT);
         int clMemType = s.get(JAVA_INT, 48);
-        UsmKind kind = UsmKind.ofClMemType(clMemType);
+        UsmKind kind = UsmFunctions.usmKind(clMemType);
         if (kind == UsmKind.UNKNOWN) {
             throw new IllegalArgumentException("device_info usm_kind: 0x" + Integer.toHexString(clMemType)
                     + " (expected: CL_MEM_TYPE_HOST_INTEL, CL_MEM_TYPE_DEVICE_INTEL or CL_MEM_TYPE_SHARED_INTEL)");
@@ -163,7 +165,7 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
         int memoryKind = DeviceInfoHead.memoryKindCode(s);
         if (memoryKind != StandardDeviceInfo.kindCode(kind.memoryKind())) {
             throw new IllegalArgumentException("device_info memory_kind: " + memoryKind + " (expected: "
-                    + StandardDeviceInfo.kindCode(kind.memoryKind()) + " for USM " + kind.usmType() + " memory)");
+                    + StandardDeviceInfo.kindCode(kind.memoryKind()) + " for USM " + kind.dpctlName() + " memory)");
         }
         int backend = s.get(JAVA_INT, 52);
         if (backend != BACKEND_OPENCL) {
@@ -176,7 +178,7 @@ public record SyclDeviceInfo(Device device, UsmKind usmKind, long queueHandle, l
 
     @Override
     public String toString() {
-        return "SyclDeviceInfo[v" + VERSION + ", " + device + ", USM " + usmKind.usmType() + ", opencl context 0x"
+        return "SyclDeviceInfo[v" + VERSION + ", " + device + ", USM " + usmKind.dpctlName() + ", opencl context 0x"
                 + Long.toHexString(contextHandle) + ", device 0x" + Long.toHexString(deviceHandle) + ", queue 0x"
                 + Long.toHexString(queueHandle) + ", platform 0x" + Long.toHexString(platformHandle) + "]";
     }

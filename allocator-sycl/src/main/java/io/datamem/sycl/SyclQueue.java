@@ -9,6 +9,7 @@ import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.OpenCl;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -393,7 +394,8 @@ public final class SyclQueue implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(JAVA_LONG);
             MemorySegment p = MemorySegment.ofAddress(ptr.address());
-            UsmKind kind = UsmKind.ofClMemType((int) query(p, UsmFunctions.MEM_ALLOC_TYPE, JAVA_INT.byteSize(), value));
+            UsmKind kind = UsmFunctions.usmKind((int) query(p, UsmFunctions.MEM_ALLOC_TYPE, JAVA_INT.byteSize(),
+                    value));
             if (kind == UsmKind.UNKNOWN) {
                 return UsmPointerInfo.UNKNOWN;
             }
@@ -422,7 +424,7 @@ public final class SyclQueue implements AutoCloseable {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(JAVA_LONG);
-            return UsmKind.ofClMemType((int) query(MemorySegment.ofAddress(ptr.address()),
+            return UsmFunctions.usmKind((int) query(MemorySegment.ofAddress(ptr.address()),
                     UsmFunctions.MEM_ALLOC_TYPE, JAVA_INT.byteSize(), value));
         }
     }

@@ -2,17 +2,18 @@ package io.datamem.sycl;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
+import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
@@ -68,9 +69,10 @@ public final class SyclUsmAllocator implements DataMemAllocator {
     private final UsmFunctions usm;
     private final MemorySegment context;
     private final MemorySegment device;
-    // Blocks whose address or size differ from the runtime's allocation (over-aligned, size 0).
-    private final ConcurrentHashMap<Long, Block> byUserAddress = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Block> byBase = new ConcurrentHashMap<>();
+    // Blocks whose address or size differ from the runtime's allocation (over-aligned, size 0), by
+    // the address the caller has and by the runtime's base. Liveness itself is the runtime's to check.
+    private final LiveBlocks<Block> byUserAddress;
+    private final LiveBlocks<Block> byBase;
 
     private SyclUsmAllocator(Builder b, SyclQueue queue) {
         this.queue = queue;
@@ -78,12 +80,14 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         SyclDevice d = queue.device();
         this.directAlignment = Math.min(d.baseAddressAlignment(), 1L << 30);
         this.byteAlignment = b.byteAlignment > 0 ? b.byteAlignment : directAlignment;
-        this.name = b.name != null ? b.name : "sycl:" + kind.usmType() + ":" + d.filterString();
+        this.name = b.name != null ? b.name : "sycl:" + kind.dpctlName() + ":" + d.filterString();
         this.traits = new MemoryTraits(kind.memoryKind(), d.dlpackDevice(), kind.hostAccessible(), byteAlignment,
                 Libc.pageSize(), SyclInterchange.of(queue));
         this.usm = queue.usm();
         this.context = queue.contextHandle();
         this.device = queue.deviceHandle();
+        this.byUserAddress = LiveBlocks.of(Block::byteSize, LiveBlocks.Refusals.of(name));
+        this.byBase = LiveBlocks.of(Block::byteSize, LiveBlocks.Refusals.of(name));
     }
 
     /**
@@ -229,14 +233,14 @@ public final class SyclUsmAllocator implements DataMemAllocator {
                 SyclSelector s = selector == null ? SyclSelector.defaultSelector() : selector;
                 var availability = SyclQueue.availability(s, kind);
                 if (!availability.available()) {
-                    throw new IllegalStateException("no SYCL USM " + kind.usmType() + " memory for the filter selector '"
-                            + s + "': " + availability.reason());
+                    throw new IllegalStateException("no SYCL USM " + kind.dpctlName()
+                            + " memory for the filter selector '" + s + "': " + availability.reason());
                 }
                 q = SyclQueue.of(s);
             }
             q.checkOpen();
             if (!q.device().supports(kind)) {
-                throw new IllegalStateException("device " + q.device() + " cannot allocate USM " + kind.usmType()
+                throw new IllegalStateException("device " + q.device() + " cannot allocate USM " + kind.dpctlName()
                         + " memory (" + ClRuntime.capabilityQuery(kind) + " is 0)");
             }
             return new SyclUsmAllocator(this, q);
@@ -389,9 +393,9 @@ public final class SyclUsmAllocator implements DataMemAllocator {
             return;
         }
         queue.checkOpen();
-        Block b = byUserAddress.remove(ptr.address());
+        Block b = byUserAddress.take(ptr.address());
         if (b != null) {
-            byBase.remove(b.base);
+            byBase.take(b.base);
         }
         long base = b == null ? ptr.address() : b.base;
         int status = usm.freeWhenIdle(context, queue.queueHandle(), MemorySegment.ofAddress(base));
@@ -399,8 +403,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
             return;
         }
         if (b != null) {
-            byBase.put(b.base, b);
-            byUserAddress.put(b.userAddress, b);
+            track(b);
         }
         if (status == ClError.INVALID_VALUE) {
             throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address()) + " (expected: a live block of"
@@ -440,15 +443,15 @@ public final class SyclUsmAllocator implements DataMemAllocator {
     }
 
     private void track(Block b) {
-        byBase.put(b.base, b);
-        byUserAddress.put(b.userAddress, b);
+        byBase.add(b.base, b);
+        byUserAddress.add(b.userAddress, b);
     }
 
     /** Frees a block this allocator just made, on an error path. */
     private void release(MemorySegment p) {
-        Block b = byUserAddress.remove(p.address());
+        Block b = byUserAddress.take(p.address());
         if (b != null) {
-            byBase.remove(b.base);
+            byBase.take(b.base);
         }
         rawFree(MemorySegment.ofAddress(b == null ? p.address() : b.base));
     }
@@ -489,11 +492,11 @@ public final class SyclUsmAllocator implements DataMemAllocator {
 
     /** For tests: blocks whose address or size differ from the runtime's allocation, still live. */
     int trackedBlocks() {
-        return byUserAddress.size();
+        return byUserAddress.count();
     }
 
     @Override
     public String toString() {
-        return "SyclUsmAllocator[" + kind.usmType() + ", " + queue.device() + ", alignment " + byteAlignment + "]";
+        return "SyclUsmAllocator[" + kind.dpctlName() + ", " + queue.device() + ", alignment " + byteAlignment + "]";
     }
 }

@@ -1,5 +1,7 @@
 package io.datamem.sycl;
 
+import io.datamem.usm.UsmKind;
+
 import java.util.Objects;
 
 /**
@@ -54,7 +56,7 @@ public record UsmPointerInfo(UsmKind kind, long baseAddress, long byteSize, Sycl
 
     @Override
     public String toString() {
-        return kind == UsmKind.UNKNOWN ? "unknown" : kind.usmType() + " allocation of " + byteSize + " bytes at 0x"
+        return kind == UsmKind.UNKNOWN ? "unknown" : kind.dpctlName() + " allocation of " + byteSize + " bytes at 0x"
                 + Long.toHexString(baseAddress) + (device == null ? "" : " on " + device.filterString());
     }
 }

@@ -3,7 +3,7 @@
  * {@link io.datamem.sycl.SyclUsmAllocator} (host, shared and device memory),
  * {@link io.datamem.sycl.SyclQueue} (context, device and queue handles; copy, fill, prefetch,
  * migrate, advise; pointer queries), {@link io.datamem.sycl.SyclSelector} (dpctl filter selector
- * strings), {@link io.datamem.sycl.UsmKind}, {@link io.datamem.sycl.UsmPointerInfo} and
+ * strings), {@link io.datamem.usm.UsmKind}, {@link io.datamem.sycl.UsmPointerInfo} and
  * {@link io.datamem.sycl.SyclDeviceInfo} (the {@code device_info} of exported device buffers).
  *
  * <p>Handler names: {@code sycl:host}, {@code sycl:shared}, {@code sycl:device}, each optionally

@@ -2,6 +2,7 @@ package io.datamem.sycl;
 
 import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.SignalHandlers;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

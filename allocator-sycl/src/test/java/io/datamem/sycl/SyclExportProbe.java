@@ -1,6 +1,8 @@
 package io.datamem.sycl;
 
+import io.datamem.sycl.internal.UsmFunctions;
 import io.datamem.testing.NativeToolchain;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -29,7 +31,7 @@ final class SyclExportProbe {
     /** What {@code clGetMemAllocInfoINTEL} says about a pointer. */
     record AllocInfo(int clMemType, long base, long byteSize, long device) {
         UsmKind kind() {
-            return UsmKind.ofClMemType(clMemType);
+            return UsmFunctions.usmKind(clMemType);
         }
     }
 

@@ -24,6 +24,7 @@ import io.datamem.sycl.internal.SyclProvider;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.SyclUsmArrayInterface;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -417,7 +418,7 @@ class SyclExportTest {
             assertSame(hook, a.traits().hook(io.datamem.usm.UsmHook.class).orElseThrow());
             assertEquals(DeviceInfo.SYCL_DEVICE_ID, hook.bufferDeviceId());
             MemorySegment block = MemorySegment.ofAddress(a.address());
-            assertEquals(io.datamem.usm.UsmKind.valueOf(kind.name()), hook.usmKind(block, a.traits()));
+            assertEquals(kind, hook.usmKind(block, a.traits()));
             MemorySegment host = arena.allocate(16);
             hook.copyToHost(block, 8, host, 16);
             assertArrayEquals(new int[] {2, 3, 4, 5}, host.toArray(JAVA_INT));
@@ -433,7 +434,7 @@ class SyclExportTest {
             assertTrue(e.getMessage().contains("CL_MEM_TYPE_UNKNOWN_INTEL"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> hook.copyWithinDevice(block, 0, foreign, 0, 16));
             assertThrows(BufferException.class, () -> hook.deviceInfo(foreign, a.traits()));
-            assertEquals(io.datamem.usm.UsmKind.UNKNOWN, hook.usmKind(foreign, a.traits()));
+            assertEquals(UsmKind.UNKNOWN, hook.usmKind(foreign, a.traits()));
         }
     }
 

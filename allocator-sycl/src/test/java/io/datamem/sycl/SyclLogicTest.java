@@ -10,6 +10,8 @@ import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.sycl.internal.ClError;
 import io.datamem.sycl.internal.SyclProvider;
+import io.datamem.sycl.internal.UsmFunctions;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -128,21 +130,21 @@ class SyclLogicTest {
 
     @Test
     void usmKindsMapToOpenClValuesAndDatamemKinds() {
-        assertEquals(0x4197, UsmKind.HOST.clMemType());
-        assertEquals(0x4198, UsmKind.DEVICE.clMemType());
-        assertEquals(0x4199, UsmKind.SHARED.clMemType());
-        assertEquals(0x4196, UsmKind.UNKNOWN.clMemType());
+        assertEquals(0x4197, UsmFunctions.clMemType(UsmKind.HOST));
+        assertEquals(0x4198, UsmFunctions.clMemType(UsmKind.DEVICE));
+        assertEquals(0x4199, UsmFunctions.clMemType(UsmKind.SHARED));
+        assertEquals(0x4196, UsmFunctions.clMemType(UsmKind.UNKNOWN));
         for (UsmKind k : UsmKind.values()) {
-            assertSame(k, UsmKind.ofClMemType(k.clMemType()));
+            assertSame(k, UsmFunctions.usmKind(UsmFunctions.clMemType(k)));
         }
-        assertSame(UsmKind.UNKNOWN, UsmKind.ofClMemType(0));
+        assertSame(UsmKind.UNKNOWN, UsmFunctions.usmKind(0));
         assertEquals(MemoryKind.HOST_PINNED, UsmKind.HOST.memoryKind());
         assertEquals(MemoryKind.MANAGED, UsmKind.SHARED.memoryKind());
         assertEquals(MemoryKind.DEVICE, UsmKind.DEVICE.memoryKind());
         assertThrows(UnsupportedOperationException.class, UsmKind.UNKNOWN::memoryKind);
-        assertEquals("shared", UsmKind.SHARED.usmType());
-        assertSame(UsmKind.DEVICE, UsmKind.ofUsmType("device"));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> UsmKind.ofUsmType("unknown"));
+        assertEquals("shared", UsmKind.SHARED.dpctlName());
+        assertSame(UsmKind.DEVICE, UsmKind.ofDpctlName("device"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> UsmKind.ofDpctlName("unknown"));
         assertTrue(e.getMessage().contains("expected: host, shared or device"), e.getMessage());
         assertTrue(UsmKind.HOST.hostAccessible() && UsmKind.SHARED.hostAccessible());
         assertFalse(UsmKind.DEVICE.hostAccessible() || UsmKind.UNKNOWN.hostAccessible());
@@ -284,7 +286,7 @@ class SyclLogicTest {
             assertEquals(0x10, s.get(JAVA_LONG, 24), "queue where datamem_device_info_v1 has its stream");
             assertEquals(0x20, s.get(JAVA_LONG, 32));
             assertEquals(0x30, s.get(JAVA_LONG, 40));
-            assertEquals(kind.clMemType(), s.get(JAVA_INT, 48));
+            assertEquals(UsmFunctions.clMemType(kind), s.get(JAVA_INT, 48));
             assertEquals(SyclDeviceInfo.BACKEND_OPENCL, s.get(JAVA_INT, 52));
             assertEquals(0x40, s.get(JAVA_LONG, 56));
             assertEquals(info, SyclDeviceInfo.fromNative(MemorySegment.ofAddress(s.address())));
@@ -294,7 +296,7 @@ class SyclLogicTest {
         }
         assertEquals(1, info.version());
         assertEquals("opencl", info.backend());
-        assertTrue(info.toString().contains("USM " + kind.usmType()), info.toString());
+        assertTrue(info.toString().contains("USM " + kind.dpctlName()), info.toString());
     }
 
     @Test

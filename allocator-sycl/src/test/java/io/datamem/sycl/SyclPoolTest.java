@@ -13,6 +13,7 @@ import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.SyclUsmArrayInterface;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

@@ -4,6 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;

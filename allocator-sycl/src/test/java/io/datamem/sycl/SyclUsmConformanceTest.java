@@ -2,6 +2,7 @@ package io.datamem.sycl;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,7 +26,7 @@ class SyclUsmConformanceTest extends AllocatorConformanceTest {
 
     SyclUsmConformanceTest(String variant) {
         String[] parts = variant.split("/");
-        this.kind = UsmKind.ofUsmType(parts[0]);
+        this.kind = UsmKind.ofDpctlName(parts[0]);
         this.alignment = parts.length > 1 ? Long.parseLong(parts[1]) : 0;
     }
 
@@ -41,7 +42,7 @@ class SyclUsmConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected String handlerName() {
-        return "sycl:" + kind.usmType() + (alignment > 0 ? "/" + alignment : "");
+        return "sycl:" + kind.dpctlName() + (alignment > 0 ? "/" + alignment : "");
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.internal.Libc;
+import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -342,7 +343,7 @@ class SyclUsmTest {
     @EnumSource(value = UsmKind.class, names = {"HOST", "SHARED"})
     void hostAndSharedArraysAreHostAccessible(UsmKind kind) {
         SyclTests.assumeRuntime(kind);
-        DataMemHandler h = DataMem.handler("sycl:" + kind.usmType());
+        DataMemHandler h = DataMem.handler("sycl:" + kind.dpctlName());
         try (NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 100, 10))) {
             assertSame(h, a.handler());
             assertEquals(kind.memoryKind(), a.traits().kind());

@@ -37,8 +37,13 @@ public final class CudaAllocations extends CudaBlocks {
      * @param device the device ordinal (checked by the caller)
      * @param flags  the call's flags
      * @param name   the handler name, for messages
+     * @return the (empty) blocks
      */
-    public CudaAllocations(Kind kind, int device, int flags, String name) {
+    public static CudaAllocations of(Kind kind, int device, int flags, String name) {
+        return new CudaAllocations(kind, device, flags, name);
+    }
+
+    private CudaAllocations(Kind kind, int device, int flags, String name) {
         super(name);
         this.kind = kind;
         this.device = device;

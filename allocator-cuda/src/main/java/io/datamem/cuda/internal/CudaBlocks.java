@@ -1,5 +1,6 @@
 package io.datamem.cuda.internal;
 
+import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -15,11 +16,11 @@ public abstract sealed class CudaBlocks permits CudaAllocations, CudaRegistratio
     /** The handler name, for messages. */
     final String name;
     /** The blocks handed out and not freed, with their sizes. */
-    final LiveBlocks live;
+    final LiveBlocks<Long> live;
 
     CudaBlocks(String name) {
         this.name = name;
-        this.live = new LiveBlocks(name);
+        this.live = LiveBlocks.sizes(name);
     }
 
     /**

@@ -87,7 +87,7 @@ public final class CudaProvider implements DataMemProvider {
             case DEVICE -> CudaDeviceAllocator.of(t.device(), handlerName);
             case MANAGED -> CudaManagedAllocator.of(t.device(), t.attach(), handlerName);
             case REGISTERED -> {
-                DataMemAllocator upstream = t.upstream() == null ? new AlignedAllocator(Libc.pageSize())
+                DataMemAllocator upstream = t.upstream() == null ? AlignedAllocator.of(Libc.pageSize())
                         : context.resolveAllocator(t.upstream());
                 try {
                     CudaRegisteredAllocator.checkUpstream(upstream);

@@ -26,8 +26,14 @@ public final class CudaRegistrations extends CudaBlocks {
      * @param flags    {@code cuMemHostRegister} flags
      * @param pageSize the page size blocks are rounded to
      * @param name     the handler name, for messages
+     * @return the (empty) registrations
      */
-    public CudaRegistrations(DataMemAllocator upstream, int device, int flags, long pageSize, String name) {
+    public static CudaRegistrations of(DataMemAllocator upstream, int device, int flags, long pageSize,
+                                       String name) {
+        return new CudaRegistrations(upstream, device, flags, pageSize, name);
+    }
+
+    private CudaRegistrations(DataMemAllocator upstream, int device, int flags, long pageSize, String name) {
         super(name);
         this.upstream = upstream;
         this.device = device;

@@ -1,19 +1,20 @@
 package io.datamem.cuda.internal;
 
+import io.datamem.impl.os.LiveBlocks;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Free checks of the CUDA allocators, without a GPU. */
+/** Free checks of the CUDA allocators (the shared {@link LiveBlocks} with its plain wording), without a GPU. */
 class LiveBlocksTest {
 
     @Test
     void wrongSizesDoubleFreesAndForeignPointersAreRefusedAndChangeNothing() {
-        LiveBlocks live = new LiveBlocks("cuda:device=0");
-        live.add(0x1000, 100);
-        live.add(0x2000, 0);
+        LiveBlocks<Long> live = LiveBlocks.sizes("cuda:device=0");
+        live.add(0x1000, 100L);
+        live.add(0x2000, 0L);
         assertEquals(2, live.count());
         assertEquals(100, live.sizeOf(0x1000));
         String wrong = assertThrows(IllegalArgumentException.class, () -> live.remove(0x1000, 99, "free"))

@@ -1,7 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -21,11 +21,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Deterministic: the decision for the {@code k}th allocation depends only on {@code k} (and the
  * seed), so a single-threaded program fails at the same calls on every run. Thread-safe.
  */
-public final class FailureInjectingAdaptor implements AllocatorAdaptor {
+public final class FailureInjectingAdaptor extends ForwardingAllocator {
 
     private enum Mode { NTH, EVERY, RANDOM }
 
-    private final DataMemAllocator upstream;
     private final Mode mode;
     private final long n;
     private final double probability;
@@ -34,7 +33,7 @@ public final class FailureInjectingAdaptor implements AllocatorAdaptor {
     private final LongAdder injected = new LongAdder();
 
     private FailureInjectingAdaptor(DataMemAllocator upstream, Mode mode, long n, double probability, long seed) {
-        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        super(upstream);
         this.mode = mode;
         this.n = n;
         this.probability = probability;
@@ -131,11 +130,6 @@ public final class FailureInjectingAdaptor implements AllocatorAdaptor {
         return v;
     }
 
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
-    }
-
     /**
      * Allocations seen so far (failed or not).
      *
@@ -180,26 +174,21 @@ public final class FailureInjectingAdaptor implements AllocatorAdaptor {
     @Override
     public MemorySegment malloc(long byteSize) {
         Checks.byteSize("byteSize", byteSize);
-        return fail() ? MemorySegment.NULL : upstream.malloc(byteSize);
+        return fail() ? MemorySegment.NULL : upstream().malloc(byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
         Checks.notNegative("count", count);
         Checks.notNegative("elementByteSize", elementByteSize);
-        return fail() ? MemorySegment.NULL : upstream.calloc(count, elementByteSize);
+        return fail() ? MemorySegment.NULL : upstream().calloc(count, elementByteSize);
     }
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         Checks.byteSize("oldByteSize", oldByteSize);
         Checks.byteSize("newByteSize", newByteSize);
-        return fail() ? MemorySegment.NULL : upstream.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        upstream.free(ptr, byteSize);
+        return fail() ? MemorySegment.NULL : upstream().realloc(ptr, oldByteSize, newByteSize);
     }
 
     @Override
@@ -209,6 +198,6 @@ public final class FailureInjectingAdaptor implements AllocatorAdaptor {
             case EVERY -> "every:" + n;
             case RANDOM -> "random:" + probability + ":" + seed;
         };
-        return "FailureInjectingAdaptor[" + upstream + ", " + what + "]";
+        return "FailureInjectingAdaptor[" + upstream() + ", " + what + "]";
     }
 }

@@ -2,7 +2,7 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.adaptor.GuardViolation.Kind;
 import io.datamem.internal.Checks;
 
@@ -59,7 +59,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * {@code 0xDD}, red zones are {@code 0xFD}. {@code realloc} always moves the block (so stale
  * pointers to the old one are caught). Thread-safe; meant for testing and debugging, not speed.
  */
-public final class GuardAdaptor implements AllocatorAdaptor {
+public final class GuardAdaptor extends ForwardingAllocator {
 
     /** The byte a {@code malloc} block starts filled with. */
     public static final byte UNINITIALISED_BYTE = (byte) 0xCD;
@@ -85,7 +85,6 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         RECORD
     }
 
-    private final DataMemAllocator upstream;
     private final long header;
     private final int redZone;
     private final long quarantineLimit;
@@ -137,18 +136,19 @@ public final class GuardAdaptor implements AllocatorAdaptor {
      * Wraps an upstream with the default settings.
      *
      * @param upstream the allocator to guard; its memory must be host-accessible
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if the upstream's memory is not host-accessible
      */
-    public GuardAdaptor(DataMemAllocator upstream) {
-        this(builder(upstream));
+    public static GuardAdaptor of(DataMemAllocator upstream) {
+        return builder(upstream).build();
     }
 
     private GuardAdaptor(Builder b) {
-        this.upstream = b.upstream;
-        MemoryTraits t = upstream.traits();
+        super(b.upstream);
+        MemoryTraits t = upstream().traits();
         if (!t.hostAccessible()) {
-            throw new IllegalArgumentException("upstream: " + upstream + " allocates " + t.kind()
+            throw new IllegalArgumentException("upstream: " + upstream() + " allocates " + t.kind()
                     + " memory, which the host cannot access (expected: host-accessible memory for the guard's"
                     + " headers and red zones)");
         }
@@ -229,11 +229,6 @@ public final class GuardAdaptor implements AllocatorAdaptor {
         public GuardAdaptor build() {
             return new GuardAdaptor(this);
         }
-    }
-
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
     }
 
     /**
@@ -347,7 +342,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
     @Override
     public MemoryTraits traitsOf(MemorySegment ptr) {
         Block b = live.get(ptr.address());
-        return b == null ? traits() : upstream.traitsOf(MemorySegment.ofAddress(b.base));
+        return b == null ? traits() : upstream().traitsOf(MemorySegment.ofAddress(b.base));
     }
 
     private static String sizeDifference(long passed, long real) {
@@ -360,7 +355,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
             return MemorySegment.NULL; // cannot be satisfied with the guard's overhead
         }
         long total = header + byteSize + redZone;
-        MemorySegment raw = zeroed ? upstream.calloc(1, total) : upstream.malloc(total);
+        MemorySegment raw = zeroed ? upstream().calloc(1, total) : upstream().malloc(total);
         if (raw.address() == 0) {
             return raw;
         }
@@ -467,7 +462,7 @@ public final class GuardAdaptor implements AllocatorAdaptor {
     }
 
     private void release(Block b) {
-        upstream.free(MemorySegment.ofAddress(b.base), b.total);
+        upstream().free(MemorySegment.ofAddress(b.base), b.total);
     }
 
     /** Overruns and underruns of a block the caller holds; each block is reported once. */
@@ -657,6 +652,6 @@ public final class GuardAdaptor implements AllocatorAdaptor {
 
     @Override
     public String toString() {
-        return "GuardAdaptor[" + upstream + "]";
+        return "GuardAdaptor[" + upstream() + "]";
     }
 }

@@ -1,7 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.os.OptionalModules;
 
 import java.lang.foreign.MemorySegment;
@@ -20,9 +20,8 @@ import java.util.Objects;
  * costs one {@code shouldCommit()} check on an event object that escape analysis removes: nothing
  * measurable. Thread-safe.
  */
-public final class JfrEventAdaptor implements AllocatorAdaptor {
+public final class JfrEventAdaptor extends ForwardingAllocator {
 
-    private final DataMemAllocator upstream;
     private final String handlerName;
 
     /**
@@ -30,20 +29,20 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
      *
      * @param upstream    the allocator whose operations become events
      * @param handlerName the name the events carry
+     * @return a new adaptor
      * @throws NullPointerException  if an argument is null
      * @throws IllegalStateException if the {@code jdk.jfr} module cannot be used here (absent from a
      *                               {@code jlink} image, or not resolved on the module path: run with
      *                               {@code --add-modules jdk.jfr})
      */
-    public JfrEventAdaptor(DataMemAllocator upstream, String handlerName) {
-        this.upstream = Objects.requireNonNull(upstream, "upstream");
-        this.handlerName = Objects.requireNonNull(handlerName, "handlerName");
-        OptionalModules.JFR.require("the JFR adaptor");
+    public static JfrEventAdaptor of(DataMemAllocator upstream, String handlerName) {
+        return new JfrEventAdaptor(upstream, handlerName);
     }
 
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
+    private JfrEventAdaptor(DataMemAllocator upstream, String handlerName) {
+        super(upstream);
+        this.handlerName = Objects.requireNonNull(handlerName, "handlerName");
+        OptionalModules.JFR.require("the JFR adaptor");
     }
 
     /**
@@ -59,7 +58,7 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
     public MemorySegment malloc(long byteSize) {
         JfrEvents.Allocation e = new JfrEvents.Allocation();
         e.begin();
-        MemorySegment p = upstream.malloc(byteSize);
+        MemorySegment p = upstream().malloc(byteSize);
         if (e.shouldCommit()) {
             commit(e, "malloc", p, byteSize, 0, 0);
         }
@@ -70,7 +69,7 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
     public MemorySegment calloc(long count, long elementByteSize) {
         JfrEvents.Allocation e = new JfrEvents.Allocation();
         e.begin();
-        MemorySegment p = upstream.calloc(count, elementByteSize);
+        MemorySegment p = upstream().calloc(count, elementByteSize);
         if (e.shouldCommit()) {
             long size = Math.multiplyHigh(count, elementByteSize) == 0 ? count * elementByteSize : -1;
             commit(e, "calloc", p, size, 0, 0);
@@ -84,7 +83,7 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
         e.begin();
         MemorySegment p;
         try {
-            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException x) {
             if (ptr.address() != 0 && GuardViolationException.released(x)) {
                 freed(ptr, oldByteSize);   // the guard freed the old block
@@ -113,7 +112,7 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
         JfrEvents.Free e = new JfrEvents.Free();
         e.begin();
         try {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
         } catch (RuntimeException x) {
             if (ptr.address() != 0 && GuardViolationException.released(x)) {
                 commit(e, ptr, byteSize);   // the guard freed the block
@@ -142,6 +141,6 @@ public final class JfrEventAdaptor implements AllocatorAdaptor {
 
     @Override
     public String toString() {
-        return "JfrEventAdaptor[" + upstream + ", " + handlerName + "]";
+        return "JfrEventAdaptor[" + upstream() + ", " + handlerName + "]";
     }
 }

@@ -2,11 +2,10 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.AllocationRefusal;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -31,9 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
  * bytes are released. Thread-safe.
  */
-public final class LimitingAdaptor implements AllocatorAdaptor {
+public final class LimitingAdaptor extends ForwardingAllocator {
 
-    private final DataMemAllocator upstream;
     private final long limitBytes;
     private final AtomicLong inUse = new AtomicLong();
     private final LongAdder refusals = new LongAdder();
@@ -43,17 +41,17 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
      *
      * @param upstream   the allocator to cap
      * @param limitBytes the most bytes that may be in use at once, at least 0
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code limitBytes} is negative
      */
-    public LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
-        this.upstream = Objects.requireNonNull(upstream, "upstream");
-        this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
+    public static LimitingAdaptor of(DataMemAllocator upstream, long limitBytes) {
+        return new LimitingAdaptor(upstream, limitBytes);
     }
 
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
+    private LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
+        super(upstream);
+        this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }
 
     /**
@@ -91,7 +89,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         }
         MemorySegment p;
         try {
-            p = upstream.malloc(byteSize);
+            p = upstream().malloc(byteSize);
         } catch (RuntimeException | Error e) {
             inUse.addAndGet(-byteSize);
             throw e;
@@ -103,14 +101,14 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
     public MemorySegment calloc(long count, long elementByteSize) {
         long byteSize = Checks.callocByteSize(count, elementByteSize);
         if (byteSize < 0) {
-            return upstream.calloc(count, elementByteSize); // NULL: the product overflows
+            return upstream().calloc(count, elementByteSize); // NULL: the product overflows
         }
         if (!reserve(byteSize, 0)) {
             return MemorySegment.NULL;
         }
         MemorySegment p;
         try {
-            p = upstream.calloc(count, elementByteSize);
+            p = upstream().calloc(count, elementByteSize);
         } catch (RuntimeException | Error e) {
             inUse.addAndGet(-byteSize);
             throw e;
@@ -140,7 +138,7 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
         }
         MemorySegment p;
         try {
-            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException | Error e) {
             if (growth > 0) {
                 inUse.addAndGet(-growth);
@@ -175,12 +173,12 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
         if (ptr.address() == 0) {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
             return;
         }
         release(ptr.address(), byteSize);
         try {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
             if (!GuardViolationException.released(e)) {
                 inUse.addAndGet(byteSize); // the upstream kept the block
@@ -240,6 +238,6 @@ public final class LimitingAdaptor implements AllocatorAdaptor {
 
     @Override
     public String toString() {
-        return "LimitingAdaptor[" + upstream + ", limit " + limitBytes + " bytes]";
+        return "LimitingAdaptor[" + upstream() + ", limit " + limitBytes + " bytes]";
     }
 }

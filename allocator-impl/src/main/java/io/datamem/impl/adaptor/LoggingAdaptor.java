@@ -1,7 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 
 import java.io.BufferedWriter;
 import java.io.Closeable;
@@ -48,7 +48,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * After {@code close}, operations are still forwarded but no longer logged. Thread-safe; every
  * operation takes a lock, so this adaptor is for recording, not for speed.
  */
-public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flushable {
+public final class LoggingAdaptor extends ForwardingAllocator implements Closeable, Flushable {
 
     private static final System.Logger LOG = System.getLogger(LoggingAdaptor.class.getName());
     private static final List<WeakReference<LoggingAdaptor>> OPEN_FILES = new ArrayList<>();
@@ -57,7 +57,6 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
         Runtime.getRuntime().addShutdownHook(new Thread(LoggingAdaptor::flushAllAtExit, "datamem-log-flush"));
     }
 
-    private final DataMemAllocator upstream;
     private final Writer out;
     private final String target;
     private final long start = System.nanoTime();
@@ -69,7 +68,7 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
     private boolean closed;                                      // guarded by lock
 
     private LoggingAdaptor(DataMemAllocator upstream, Writer out, String target) {
-        this.upstream = Objects.requireNonNull(upstream, "upstream");
+        super(upstream);
         this.out = out;
         this.target = target;
         write("# datamem allocation log " + AllocationLog.FORMAT_VERSION + "\n# started " + Instant.now() + "\n");
@@ -130,11 +129,6 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
         }
     }
 
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
-    }
-
     /**
      * The operation lines written so far.
      *
@@ -154,14 +148,14 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
 
     @Override
     public MemorySegment malloc(long byteSize) {
-        MemorySegment p = upstream.malloc(byteSize);
+        MemorySegment p = upstream().malloc(byteSize);
         log("malloc", byteSize, -1, -1, p.address(), 1);
         return p;
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        MemorySegment p = upstream.calloc(count, elementByteSize);
+        MemorySegment p = upstream().calloc(count, elementByteSize);
         log("calloc", count, elementByteSize, -1, p.address(), 2);
         return p;
     }
@@ -172,7 +166,7 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
         try {
             MemorySegment p;
             try {
-                p = upstream.realloc(ptr, oldByteSize, newByteSize);
+                p = upstream().realloc(ptr, oldByteSize, newByteSize);
             } catch (RuntimeException e) {
                 if (ptr.address() != 0 && GuardViolationException.released(e)) {
                     logLocked("free", ptr.address(), oldByteSize, -1, -1, 3);   // the guard freed it
@@ -191,7 +185,7 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
         lock.lock();
         try {
             try {
-                upstream.free(ptr, byteSize);
+                upstream().free(ptr, byteSize);
             } catch (RuntimeException e) {
                 if (ptr.address() != 0 && GuardViolationException.released(e)) {
                     logLocked("free", ptr.address(), byteSize, -1, -1, 3);   // the guard freed it
@@ -319,6 +313,6 @@ public final class LoggingAdaptor implements AllocatorAdaptor, Closeable, Flusha
 
     @Override
     public String toString() {
-        return "LoggingAdaptor[" + upstream + " -> " + target + "]";
+        return "LoggingAdaptor[" + upstream() + " -> " + target + "]";
     }
 }

@@ -116,9 +116,14 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * Wraps an upstream allocator.
      *
      * @param upstream the allocator to count
+     * @return a new adaptor
      * @throws NullPointerException if {@code upstream} is null
      */
-    public StatisticsAdaptor(DataMemAllocator upstream) {
+    public static StatisticsAdaptor of(DataMemAllocator upstream) {
+        return new StatisticsAdaptor(upstream);
+    }
+
+    private StatisticsAdaptor(DataMemAllocator upstream) {
         this.upstream = Objects.requireNonNull(upstream, "upstream");
     }
 

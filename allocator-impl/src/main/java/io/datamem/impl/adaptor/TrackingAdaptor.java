@@ -1,7 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.ForwardingAllocator;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -41,7 +41,7 @@ import java.util.stream.Collectors;
  * <p>Thread-safe. The cost per operation is one concurrent-map update and one small record (plus
  * the stack walk when one is taken).
  */
-public final class TrackingAdaptor implements AllocatorAdaptor {
+public final class TrackingAdaptor extends ForwardingAllocator {
 
     /** The system property giving the default {@link StackTraces} level. */
     public static final String STACK_TRACES_PROPERTY = "datamem.tracking.stackTraces";
@@ -53,7 +53,6 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
     private static final int REPORT_ENTRIES = 50;
     private static final StackWalker WALKER = StackWalker.getInstance();
 
-    private final DataMemAllocator upstream;
     private final StackTraces stackTraces;
     private final int sampleInterval;
     private final ConcurrentHashMap<Long, Allocation> live = new ConcurrentHashMap<>();
@@ -178,17 +177,18 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
      * Wraps an upstream with the default level and sampling interval.
      *
      * @param upstream the allocator to track
+     * @return a new adaptor
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if the system property {@value #STACK_TRACES_PROPERTY} is set
      *                                  to something else than {@code off}, {@code sampled} or
      *                                  {@code full}
      */
-    public TrackingAdaptor(DataMemAllocator upstream) {
-        this(builder(upstream));
+    public static TrackingAdaptor of(DataMemAllocator upstream) {
+        return builder(upstream).build();
     }
 
     private TrackingAdaptor(Builder b) {
-        this.upstream = b.upstream;
+        super(b.upstream);
         this.stackTraces = b.stackTraces != null ? b.stackTraces : defaultStackTraces();
         this.sampleInterval = b.sampleInterval;
     }
@@ -265,11 +265,6 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
         }
     }
 
-    @Override
-    public DataMemAllocator upstream() {
-        return upstream;
-    }
-
     /**
      * The stack-trace level.
      *
@@ -284,26 +279,26 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
 
     @Override
     public MemorySegment malloc(long byteSize) {
-        return track(upstream.malloc(byteSize), byteSize);
+        return track(upstream().malloc(byteSize), byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        MemorySegment p = upstream.calloc(count, elementByteSize);
+        MemorySegment p = upstream().calloc(count, elementByteSize);
         return p.address() == 0 ? p : track(p, count * elementByteSize);
     }
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         if (ptr.address() == 0) {
-            return track(upstream.realloc(ptr, oldByteSize, newByteSize), newByteSize);
+            return track(upstream().realloc(ptr, oldByteSize, newByteSize), newByteSize);
         }
         Checks.byteSize("oldByteSize", oldByteSize);
         Checks.byteSize("newByteSize", newByteSize);
         Allocation a = claim("realloc", ptr.address(), oldByteSize);
         MemorySegment p;
         try {
-            p = upstream.realloc(ptr, oldByteSize, newByteSize);
+            p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException | Error e) {
             if (!GuardViolationException.released(e)) {
                 live.put(a.address(), a);   // the upstream kept the block
@@ -321,12 +316,12 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
     public void free(MemorySegment ptr, long byteSize) {
         Checks.notNegative("byteSize", byteSize);
         if (ptr.address() == 0) {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
             return;
         }
         Allocation a = claim("free", ptr.address(), byteSize);
         try {
-            upstream.free(ptr, byteSize);
+            upstream().free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
             if (!GuardViolationException.released(e)) {
                 live.put(a.address(), a);   // the upstream kept the block
@@ -474,6 +469,6 @@ public final class TrackingAdaptor implements AllocatorAdaptor {
 
     @Override
     public String toString() {
-        return "TrackingAdaptor[" + upstream + ", stackTraces=" + stackTraces.name().toLowerCase(Locale.ROOT) + "]";
+        return "TrackingAdaptor[" + upstream() + ", stackTraces=" + stackTraces.name().toLowerCase(Locale.ROOT) + "]";
     }
 }

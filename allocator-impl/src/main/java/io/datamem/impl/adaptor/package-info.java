@@ -1,5 +1,7 @@
 /**
- * The adaptors, each an {@link io.datamem.impl.AllocatorAdaptor} over an upstream allocator:
+ * The adaptors, each an {@link io.datamem.impl.AllocatorAdaptor} over an upstream allocator (all
+ * but {@code StatisticsAdaptor}, whose counters sit on the fast path, extend
+ * {@link io.datamem.impl.ForwardingAllocator}):
  * {@link io.datamem.impl.adaptor.StatisticsAdaptor} ({@code +stats}),
  * {@link io.datamem.impl.adaptor.TrackingAdaptor} ({@code +tracking}),
  * {@link io.datamem.impl.adaptor.LimitingAdaptor} ({@code +limit=BYTES}),

@@ -87,18 +87,26 @@ public final class AlignedAllocator implements DataMemAllocator {
 
     /**
      * An allocator with the default 64-byte alignment.
+     *
+     * @return a new allocator
      */
-    public AlignedAllocator() {
-        this(DEFAULT_ALIGNMENT);
+    public static AlignedAllocator of() {
+        return new AlignedAllocator(DEFAULT_ALIGNMENT);
     }
 
     /**
      * An allocator with the given alignment.
      *
      * @param byteAlignment a power of two, at least 8
-     * @throws IllegalArgumentException if {@code byteAlignment} is not a power of two of at least 8
+     * @return a new allocator
+     * @throws IllegalArgumentException if {@code byteAlignment} is not a power of two of at least 8,
+     *                                  or above 2^40
      */
-    public AlignedAllocator(long byteAlignment) {
+    public static AlignedAllocator of(long byteAlignment) {
+        return new AlignedAllocator(byteAlignment);
+    }
+
+    private AlignedAllocator(long byteAlignment) {
         if (byteAlignment < 8 || Long.bitCount(byteAlignment) != 1) {
             throw new IllegalArgumentException("byteAlignment: " + byteAlignment + " (expected: a power of two >= 8)");
         }

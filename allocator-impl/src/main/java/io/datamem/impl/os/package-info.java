@@ -1,7 +1,10 @@
 /**
  * Plumbing shared by the feature packages of {@code io.datamem.impl} and its providers: Linux
  * memory calls ({@link io.datamem.impl.os.LinuxMemory}), the checks for optional modules
- * ({@link io.datamem.impl.os.OptionalModules}). Terms and their options are read by the SPI's
- * {@code io.datamem.spi.ProviderTerm}. Not exported; not an API. It imports nothing from the rest of the module.
+ * ({@link io.datamem.impl.os.OptionalModules}), and the table of an allocator's live blocks
+ * ({@link io.datamem.impl.os.LiveBlocks}), which the device backends use too. Terms and their
+ * options are read by the SPI's {@code io.datamem.spi.ProviderTerm}. Not an API: exported only to
+ * {@code io.datamem.cuda} and {@code io.datamem.sycl} (a qualified export). It imports nothing from
+ * the rest of the module.
  */
 package io.datamem.impl.os;

@@ -1,10 +1,11 @@
 package io.datamem.impl.placement;
 
 import io.datamem.BackendException;
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.impl.os.LinuxMemory;
+import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Messages;
@@ -17,8 +18,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -28,8 +27,9 @@ import java.util.concurrent.atomic.LongAdder;
  * reserved.
  *
  * <p><b>Small requests go upstream.</b> Requests below {@link #thresholdByteSize()} (4 MiB by
- * default, NumPy's rule for {@code madvise(MADV_HUGEPAGE)}) go to the upstream allocator (the
- * system allocator by default); larger ones get a mapping of their own, its length rounded up to
+ * default, NumPy's rule for {@code madvise(MADV_HUGEPAGE)}) go to the upstream allocator (by
+ * default the C library's {@code malloc}, {@link io.datamem.DataMem#builtinDefault()}'s allocator);
+ * larger ones get a mapping of their own, its length rounded up to
  * whole pages. Callers still pass their own sizes to {@link #free free} and {@link #realloc
  * realloc}: the allocator tells the two apart by size (below the threshold: upstream) and checks
  * that a mapped block is freed with the size it has.
@@ -154,8 +154,7 @@ public final class HugePageAllocator implements DataMemAllocator {
     private final MappingHook hook;
     private final MemoryTraits traits;
     private final Map<PageKind, MemoryTraits> mappedTraits = new EnumMap<>(PageKind.class);
-    private final ConcurrentHashMap<Long, Mapping> mappings = new ConcurrentHashMap<>();
-    private final AtomicInteger liveMappings = new AtomicInteger();
+    private final LiveBlocks<Mapping> mappings = LiveBlocks.of(Mapping::byteSize, new Refusals());
     private final LongAdder fallbacks = new LongAdder();
     private final LongAdder[] mappingCounts = new LongAdder[PageKind.values().length];
 
@@ -226,8 +225,8 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     /**
-     * A builder, set to transparent huge pages, no fallback, the 4 MiB threshold and the system
-     * allocator upstream.
+     * A builder, set to transparent huge pages, no fallback, the 4 MiB threshold and the built-in
+     * libc allocator ({@code DataMem.builtinDefault().allocator()}) upstream.
      *
      * @return a new builder
      */
@@ -236,8 +235,8 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     /**
-     * Transparent huge pages with the defaults: no fallback, 4 MiB threshold, the system allocator
-     * upstream.
+     * Transparent huge pages with the defaults: no fallback, 4 MiB threshold, the built-in libc
+     * allocator upstream.
      *
      * @return a new allocator
      * @throws IllegalStateException if transparent huge pages are switched off or unsupported here
@@ -252,7 +251,7 @@ public final class HugePageAllocator implements DataMemAllocator {
         private PageKind pages = PageKind.TRANSPARENT;
         private Fallback fallback = Fallback.FAIL;
         private long threshold = DEFAULT_THRESHOLD;
-        private DataMemAllocator upstream = SystemAllocator.instance();
+        private DataMemAllocator upstream = DataMem.builtinDefault().allocator();
         private String name;
 
         private Builder() {
@@ -489,7 +488,7 @@ public final class HugePageAllocator implements DataMemAllocator {
      * @return a count
      */
     public int liveMappings() {
-        return liveMappings.get();
+        return mappings.count();
     }
 
     @Override
@@ -578,7 +577,7 @@ public final class HugePageAllocator implements DataMemAllocator {
     // ------------------------------------------------------------------------------------------------
 
     private void checkNotMapped(MemorySegment ptr, long byteSize) {
-        if (liveMappings.get() != 0) {
+        if (!mappings.isEmpty()) {
             Mapping m = mappings.get(ptr.address());
             if (m != null) {
                 throw new IllegalArgumentException("byteSize: " + byteSize + " (expected: " + m.byteSize()
@@ -588,17 +587,29 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     private Mapping live(MemorySegment ptr, long byteSize) {
-        Mapping m = mappings.get(ptr.address());
-        if (m == null) {
-            throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address()) + " with byteSize "
-                    + byteSize + " is not a live mapped block of '" + name + "' (freed already, allocated elsewhere, "
-                    + "or allocated with a size below the " + threshold + "-byte threshold)");
+        return mappings.check(ptr.address(), byteSize, "free");
+    }
+
+    /** How this allocator words what its table of mappings refuses. */
+    private final class Refusals implements LiveBlocks.Refusals {
+
+        @Override
+        public IllegalArgumentException notLive(long address, long byteSize, String op) {
+            return new IllegalArgumentException("ptr: 0x" + Long.toHexString(address) + " with byteSize " + byteSize
+                    + " is not a live mapped block of '" + name + "' (freed already, allocated elsewhere, or allocated"
+                    + " with a size below the " + threshold + "-byte threshold)");
         }
-        if (m.byteSize() != byteSize) {
-            throw new IllegalArgumentException("byteSize: " + byteSize + " (expected: " + m.byteSize()
-                    + ", the size of the block at 0x" + Long.toHexString(ptr.address()) + ")");
+
+        @Override
+        public IllegalArgumentException wrongSize(long address, long liveByteSize, long byteSize, String op) {
+            return new IllegalArgumentException("byteSize: " + byteSize + " (expected: " + liveByteSize
+                    + ", the size of the block at 0x" + Long.toHexString(address) + ")");
         }
-        return m;
+
+        @Override
+        public IllegalArgumentException freedConcurrently(long address, long byteSize, String op) {
+            return new IllegalArgumentException("ptr: 0x" + Long.toHexString(address) + " was freed concurrently");
+        }
     }
 
     /** Maps a block through the page kinds in order; null when every kind is exhausted. */
@@ -606,8 +617,7 @@ public final class HugePageAllocator implements DataMemAllocator {
         for (PageKind kind : chain) {
             Mapping m = mapKind(kind, byteSize);
             if (m != null) {
-                mappings.put(m.address(), m);
-                liveMappings.incrementAndGet();
+                mappings.add(m.address(), m);
                 mappingCounts[kind.ordinal()].increment();
                 if (m.fallback()) {
                     fallbacks.increment();
@@ -694,19 +704,13 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     private void release(Mapping m) {
-        if (!mappings.remove(m.address(), m)) {
-            throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(m.address()) + " was freed concurrently");
-        }
-        liveMappings.decrementAndGet();
+        mappings.remove(m.address(), m, m.byteSize(), "free");
         unmap(m.address(), m.mappedByteSize(), null);
     }
 
     private void replace(Mapping old, Mapping now) {
-        if (old.address() == now.address()) {
-            mappings.put(now.address(), now);
-        } else {
-            mappings.remove(old.address(), old);
-            mappings.put(now.address(), now);
+        mappings.replace(old.address(), old, now.address(), now);
+        if (old.address() != now.address()) {
             mappingCounts[now.kind().ordinal()].increment();
         }
     }

@@ -4,6 +4,7 @@ import io.datamem.BackendException;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.os.LinuxMemory;
+import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
@@ -85,7 +85,7 @@ public final class NumaAllocator implements DataMemAllocator {
     private final int hwlocFlags;
     private final long pageSize = Libc.pageSize();
     private final MemoryTraits traits;
-    private final ConcurrentHashMap<Long, Block> blocks = new ConcurrentHashMap<>();
+    private final LiveBlocks<Block> blocks = LiveBlocks.of(Block::byteSize, new Refusals());
     private final LongAdder mismatches = new LongAdder();
     private final LongAdder verified = new LongAdder();
 
@@ -550,8 +550,8 @@ public final class NumaAllocator implements DataMemAllocator {
                 return q;
             }
             long span = hugePages.mapping(q).map(HugePageAllocator.Mapping::mappedByteSize).orElseThrow();
-            blocks.remove(b.address(), b);
-            blocks.put(q.address(), new Block(q.address(), newByteSize, span, Origin.HUGE_PAGES, b.nodes()));
+            blocks.replace(b.address(), b, q.address(),
+                    new Block(q.address(), newByteSize, span, Origin.HUGE_PAGES, b.nodes()));
             return q;
         }
         if (b.origin() == Origin.OWN && to == Origin.OWN) {
@@ -634,16 +634,28 @@ public final class NumaAllocator implements DataMemAllocator {
     }
 
     private Block live(MemorySegment ptr, long byteSize) {
-        Block b = blocks.get(ptr.address());
-        if (b == null) {
-            throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address())
-                    + " is not a live block of '" + name + "' (freed already, or allocated elsewhere)");
+        return blocks.check(ptr.address(), byteSize, "free");
+    }
+
+    /** How this allocator words what its table of blocks refuses. */
+    private final class Refusals implements LiveBlocks.Refusals {
+
+        @Override
+        public IllegalArgumentException notLive(long address, long byteSize, String op) {
+            return new IllegalArgumentException("ptr: 0x" + Long.toHexString(address) + " is not a live block of '"
+                    + name + "' (freed already, or allocated elsewhere)");
         }
-        if (b.byteSize() != byteSize) {
-            throw new IllegalArgumentException("byteSize: " + byteSize + " (expected: " + b.byteSize()
-                    + ", the size of the block at 0x" + Long.toHexString(ptr.address()) + ")");
+
+        @Override
+        public IllegalArgumentException wrongSize(long address, long liveByteSize, long byteSize, String op) {
+            return new IllegalArgumentException("byteSize: " + byteSize + " (expected: " + liveByteSize
+                    + ", the size of the block at 0x" + Long.toHexString(address) + ")");
         }
-        return b;
+
+        @Override
+        public IllegalArgumentException freedConcurrently(long address, long byteSize, String op) {
+            return new IllegalArgumentException("ptr: 0x" + Long.toHexString(address) + " was freed concurrently");
+        }
     }
 
     private MemorySegment allocate(long byteSize, List<Integer> nodes, boolean zero) {
@@ -658,7 +670,7 @@ public final class NumaAllocator implements DataMemAllocator {
                 }
                 if (p.address() != 0) {
                     long span = hugePages.mapping(p).map(HugePageAllocator.Mapping::mappedByteSize).orElseThrow();
-                    blocks.put(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
+                    blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
                 }
                 yield p;
             }
@@ -689,7 +701,7 @@ public final class NumaAllocator implements DataMemAllocator {
             unmap(address, span, null);
             return MemorySegment.NULL;
         }
-        blocks.put(address, new Block(address, byteSize, span, Origin.OWN, nodes));
+        blocks.add(address, new Block(address, byteSize, span, Origin.OWN, nodes));
         return MemorySegment.ofAddress(address);
     }
 
@@ -717,7 +729,7 @@ public final class NumaAllocator implements DataMemAllocator {
             upstream.free(p, span);
             return MemorySegment.NULL;
         }
-        blocks.put(p.address(), new Block(p.address(), byteSize, span, Origin.UPSTREAM, nodes));
+        blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.UPSTREAM, nodes));
         return p;
     }
 
@@ -728,7 +740,8 @@ public final class NumaAllocator implements DataMemAllocator {
             if (span < b.span()) {
                 unmap(b.address() + span, b.span() - span, null);
             }
-            blocks.put(b.address(), new Block(b.address(), newByteSize, span, Origin.OWN, b.nodes()));
+            blocks.replace(b.address(), b, b.address(),
+                    new Block(b.address(), newByteSize, span, Origin.OWN, b.nodes()));
             return b.address();
         }
         long address = LinuxMemory.mremap(b.address(), b.span(), span, 0, 0);
@@ -753,15 +766,12 @@ public final class NumaAllocator implements DataMemAllocator {
         } else {
             return 0;
         }
-        blocks.remove(b.address(), b);
-        blocks.put(address, new Block(address, newByteSize, span, Origin.OWN, b.nodes()));
+        blocks.replace(b.address(), b, address, new Block(address, newByteSize, span, Origin.OWN, b.nodes()));
         return address;
     }
 
     private void release(Block b, MemorySegment ptr) {
-        if (!blocks.remove(b.address(), b)) {
-            throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(b.address()) + " was freed concurrently");
-        }
+        blocks.remove(b.address(), b, b.byteSize(), "free");
         switch (b.origin()) {
             case OWN -> unmap(b.address(), b.span(), null);
             case HUGE_PAGES -> hugePages.free(ptr, b.byteSize());

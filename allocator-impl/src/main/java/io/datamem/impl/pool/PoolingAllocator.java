@@ -247,10 +247,11 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      * A pool with the default options.
      *
      * @param upstream the allocator slabs come from
+     * @return a new pool
      * @throws NullPointerException if {@code upstream} is null
      */
-    public PoolingAllocator(DataMemAllocator upstream) {
-        this(upstream, Options.DEFAULTS);
+    public static PoolingAllocator of(DataMemAllocator upstream) {
+        return new PoolingAllocator(upstream, Options.DEFAULTS);
     }
 
     /**
@@ -258,9 +259,14 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
      *
      * @param upstream the allocator slabs come from
      * @param options  sizes
+     * @return a new pool
      * @throws NullPointerException if an argument is null
      */
-    public PoolingAllocator(DataMemAllocator upstream, Options options) {
+    public static PoolingAllocator of(DataMemAllocator upstream, Options options) {
+        return new PoolingAllocator(upstream, options);
+    }
+
+    private PoolingAllocator(DataMemAllocator upstream, Options options) {
         this.upstream = Objects.requireNonNull(upstream, "upstream");
         this.options = Objects.requireNonNull(options, "options");
         MemoryTraits upstreamTraits = upstream.traits();

@@ -52,6 +52,6 @@ public final class AlignedProvider implements DataMemProvider {
             throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
                     + Messages.quote(text) + " (expected: aligned64 or aligned:N with N a power of two >= 8)");
         }
-        return new AlignedAllocator(alignment);
+        return AlignedAllocator.of(alignment);
     }
 }

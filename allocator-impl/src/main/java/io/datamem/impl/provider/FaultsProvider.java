@@ -1,8 +1,8 @@
 package io.datamem.impl.provider;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.adaptor.FailureInjectingAdaptor;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -24,7 +24,7 @@ public final class FaultsProvider extends AdaptorProvider {
         }
         String spec = term.argument();
         try {
-            FailureInjectingAdaptor.of(SystemAllocator.instance(), spec); // a plain object: checks the spec
+            FailureInjectingAdaptor.of(DataMem.builtinDefault().allocator(), spec); // a plain object: checks the spec
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
                     + e.getMessage(), e);

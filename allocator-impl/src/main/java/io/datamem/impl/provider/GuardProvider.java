@@ -18,7 +18,7 @@ public final class GuardProvider extends AdaptorProvider {
     @Override
     UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         return switch (term.text()) {
-            case "guard", "guard=throw" -> GuardAdaptor::new;
+            case "guard", "guard=throw" -> GuardAdaptor::of;
             case "guard=record" -> upstream -> GuardAdaptor.builder(upstream)
                     .onViolation(GuardAdaptor.OnViolation.RECORD).build();
             default -> throw malformed(term, context, "guard or guard=record");

@@ -28,6 +28,6 @@ public final class JfrProvider extends AdaptorProvider {
             throw malformed(term, context, "jfr, without arguments");
         }
         String handlerName = context.handlerName();
-        return upstream -> new JfrEventAdaptor(upstream, handlerName);
+        return upstream -> JfrEventAdaptor.of(upstream, handlerName);
     }
 }

@@ -27,6 +27,6 @@ public final class LimitProvider extends AdaptorProvider {
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, expected);
         }
-        return upstream -> new LimitingAdaptor(upstream, bytes);
+        return upstream -> LimitingAdaptor.of(upstream, bytes);
     }
 }

@@ -48,7 +48,7 @@ public final class PoolProvider implements DataMemProvider {
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
         PoolingAllocator.Options options = options(term, context);
-        return new PoolingAllocator(context.resolveAllocator(term.nested()), options);
+        return PoolingAllocator.of(context.resolveAllocator(term.nested()), options);
     }
 
     private static PoolingAllocator.Options options(ProviderTerm term, ProviderContext context) {

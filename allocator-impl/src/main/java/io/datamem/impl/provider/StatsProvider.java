@@ -20,6 +20,6 @@ public final class StatsProvider extends AdaptorProvider {
         if (!term.text().equals("stats")) {
             throw malformed(term, context, "stats, without arguments");
         }
-        return StatisticsAdaptor::new;
+        return StatisticsAdaptor::of;
     }
 }

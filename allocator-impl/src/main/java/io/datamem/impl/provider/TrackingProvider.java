@@ -18,7 +18,7 @@ public final class TrackingProvider extends AdaptorProvider {
     @Override
     UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (term.text().equals("tracking")) {
-            return TrackingAdaptor::new;
+            return TrackingAdaptor::of;
         }
         TrackingAdaptor.StackTraces level;
         try {

@@ -6,7 +6,6 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.cpu.SystemAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -20,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Injected failures: which calls fail, determinism, and an error path they exercise. */
 class FailureInjectingAdaptorTest {
 
-    private final StatisticsAdaptor leaf = new StatisticsAdaptor(SystemAllocator.instance());
+    private final StatisticsAdaptor leaf = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     private static List<Boolean> pattern(FailureInjectingAdaptor f, int calls) {
         List<Boolean> failed = new ArrayList<>();

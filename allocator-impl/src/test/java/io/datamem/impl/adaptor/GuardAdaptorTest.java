@@ -20,8 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Every violation the guard catches, committed on purpose, and what its report says. */
 class GuardAdaptorTest {
 
-    private final StatisticsAdaptor upstream = new StatisticsAdaptor(new AlignedAllocator(64));
-    private final GuardAdaptor guard = new GuardAdaptor(upstream);
+    private final StatisticsAdaptor upstream = StatisticsAdaptor.of(AlignedAllocator.of(64));
+    private final GuardAdaptor guard = GuardAdaptor.of(upstream);
 
     private static String hex(MemorySegment p) {
         return "0x" + Long.toHexString(p.address());
@@ -227,7 +227,7 @@ class GuardAdaptorTest {
 
     @Test
     void arraysWorkUnderTheGuardAndItKeepsTheAlignment() {
-        GuardAdaptor g = new GuardAdaptor(new AlignedAllocator(4096));
+        GuardAdaptor g = GuardAdaptor.of(AlignedAllocator.of(4096));
         assertEquals(4096, g.traits().byteAlignment());
         DataMemHandler h = DataMemHandler.of("aligned:4096+guard", g);
         NDArray a = io.datamem.DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 1000));
@@ -244,7 +244,7 @@ class GuardAdaptorTest {
     @Test
     void aHugeAlignmentFillsOnlyAFixedRegionOfTheHeader() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Rss.available(), "needs /proc/self/status");
-        GuardAdaptor g = new GuardAdaptor(new AlignedAllocator(256L << 20));
+        GuardAdaptor g = GuardAdaptor.of(AlignedAllocator.of(256L << 20));
         long before = Rss.bytes();
         MemorySegment p = g.malloc(1);
         long grown = Rss.bytes() - before;
@@ -264,6 +264,6 @@ class GuardAdaptorTest {
     void badSettingsAreRefused() {
         assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).redZoneBytes(0));
         assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).quarantineBytes(-1));
-        assertThrows(NullPointerException.class, () -> new GuardAdaptor(null));
+        assertThrows(NullPointerException.class, () -> GuardAdaptor.of(null));
     }
 }

@@ -28,8 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @CheckedMemory("aligned64+stats")
 class LimitingAdaptorTest {
 
-    private final StatisticsAdaptor leaf = new StatisticsAdaptor(new AlignedAllocator(64));
-    private final LimitingAdaptor limit = new LimitingAdaptor(leaf, 65536);
+    private final StatisticsAdaptor leaf = StatisticsAdaptor.of(AlignedAllocator.of(64));
+    private final LimitingAdaptor limit = LimitingAdaptor.of(leaf, 65536);
     private final DataMemHandler capped = DataMemHandler.of("aligned64+limit=64k", limit);
 
     @Test
@@ -87,14 +87,14 @@ class LimitingAdaptorTest {
     @Test
     void aStaleRefusalNeverMislabelsALaterExhaustion() {
         assertEquals(0, limit.malloc(1 << 20).address(), "refused, and nobody turned it into an exception");
-        DataMemHandler unlimited = DataMemHandler.of("aligned64", new AlignedAllocator(64));
+        DataMemHandler unlimited = DataMemHandler.of("aligned64", AlignedAllocator.of(64));
         assertThrows(OutOfNativeMemoryException.class,
                 () -> DataMem.callWith(unlimited, () -> NDArray.empty(DType.INT8, 1L << 50)));
     }
 
     @Test
     void theReservationIsRolledBackWhenTheUpstreamFails() {
-        LimitingAdaptor l = new LimitingAdaptor(FailureInjectingAdaptor.every(leaf, 1), 1 << 20);
+        LimitingAdaptor l = LimitingAdaptor.of(FailureInjectingAdaptor.every(leaf, 1), 1 << 20);
         assertEquals(0, l.malloc(100).address());
         assertEquals(0, l.calloc(10, 10).address());
         assertEquals(0, l.realloc(MemorySegment.NULL, 0, 100).address());
@@ -103,7 +103,7 @@ class LimitingAdaptorTest {
         DataMemHandler h = DataMemHandler.of("failing+limit", l);
         assertThrows(OutOfNativeMemoryException.class, () -> DataMem.callWith(h, () -> NDArray.empty(DType.INT8, 10)));
         MemorySegment p = limit.malloc(1000);
-        LimitingAdaptor outer = new LimitingAdaptor(FailureInjectingAdaptor.nth(limit, 1), 1 << 20);
+        LimitingAdaptor outer = LimitingAdaptor.of(FailureInjectingAdaptor.nth(limit, 1), 1 << 20);
         assertEquals(0, outer.realloc(p, 1000, 5000).address(), "the upstream failed the realloc");
         assertEquals(0, outer.inUseBytes(), "its growth was rolled back");
         assertEquals(1000, limit.inUseBytes());
@@ -116,7 +116,7 @@ class LimitingAdaptorTest {
         MemorySegment q = limit.realloc(p, 60000, 1000);
         assertEquals(1000, limit.inUseBytes());
         limit.free(q, 1000);
-        LimitingAdaptor none = new LimitingAdaptor(leaf, 0);
+        LimitingAdaptor none = LimitingAdaptor.of(leaf, 0);
         MemorySegment z = none.malloc(0);
         assertNotEquals(0, z.address());
         assertEquals(0, none.malloc(1).address());
@@ -153,7 +153,7 @@ class LimitingAdaptorTest {
 
     @Test
     void anOversizedFreeIsRefusedAndTheLargestCapStillWorks() {
-        LimitingAdaptor max = new LimitingAdaptor(leaf, Long.MAX_VALUE);
+        LimitingAdaptor max = LimitingAdaptor.of(leaf, Long.MAX_VALUE);
         MemorySegment p = max.malloc(100);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> max.free(p, 1000));
         assertTrue(e.getMessage().contains(max.toString()) && e.getMessage().contains("1000")
@@ -186,7 +186,7 @@ class LimitingAdaptorTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> limitOf(bad), bad);
             assertTrue(e.getMessage().contains("limit=" + bad), e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> new LimitingAdaptor(leaf, -1));
+        assertThrows(IllegalArgumentException.class, () -> LimitingAdaptor.of(leaf, -1));
     }
 
     @Test

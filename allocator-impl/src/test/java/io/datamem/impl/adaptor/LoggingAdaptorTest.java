@@ -6,7 +6,6 @@ import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.cpu.SystemAllocator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +32,7 @@ class LoggingAdaptorTest {
     @Test
     void everyOperationIsOneLineInTheDocumentedFormat() {
         StringWriter out = new StringWriter();
-        LoggingAdaptor log = LoggingAdaptor.to(SystemAllocator.instance(), out);
+        LoggingAdaptor log = LoggingAdaptor.to(DataMem.builtinDefault().allocator(), out);
         MemorySegment a = log.malloc(4096);
         MemorySegment b = log.calloc(100, 8);
         MemorySegment c = log.realloc(a, 4096, 8192);
@@ -125,7 +124,7 @@ class LoggingAdaptorTest {
     @Test
     void aLogOfSeveralThreadsReplaysOnOneWithoutConfusingReusedAddresses() throws Exception {
         Path file = record(4);
-        StatisticsAdaptor target = new StatisticsAdaptor(new GuardAdaptor(SystemAllocator.instance()));
+        StatisticsAdaptor target = StatisticsAdaptor.of(GuardAdaptor.of(DataMem.builtinDefault().allocator()));
         AllocationLog.Replay r = AllocationLog.replay(file, target);
         assertEquals(0, r.skipped(), "every free and realloc named a block the replay had");
         assertEquals(0, r.leftLiveBlocks());
@@ -148,7 +147,7 @@ class LoggingAdaptorTest {
                 7 1 free 0x2000 200
                 """;
         List<AllocationLog.Entry> entries = AllocationLog.read(new StringReader(log), "inline");
-        StatisticsAdaptor target = new StatisticsAdaptor(SystemAllocator.instance());
+        StatisticsAdaptor target = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
         AllocationLog.Replay r = AllocationLog.replay(entries, FailureInjectingAdaptor.nth(target, 3));
         assertEquals(1, r.loggedFailures());
         assertEquals(1, r.failures(), "the third request (malloc 50) failed in the replay");

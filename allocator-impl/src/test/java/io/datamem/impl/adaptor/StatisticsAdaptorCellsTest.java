@@ -1,6 +1,6 @@
 package io.datamem.impl.adaptor;
 
-import io.datamem.impl.cpu.SystemAllocator;
+import io.datamem.DataMem;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class StatisticsAdaptorCellsTest {
 
-    private final StatisticsAdaptor stats = new StatisticsAdaptor(SystemAllocator.instance());
+    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     /** What the test itself counted, added up from every thread. */
     private static final class Expected {

@@ -11,7 +11,7 @@ class StatisticsAdaptorConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected DataMemAllocator allocator() {
-        return new StatisticsAdaptor(new AlignedAllocator(64));
+        return StatisticsAdaptor.of(AlignedAllocator.of(64));
     }
 
     @Override

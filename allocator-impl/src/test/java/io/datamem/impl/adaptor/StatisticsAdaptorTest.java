@@ -1,9 +1,9 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.junit.CheckedMemory;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @CheckedMemory("default_allocator+stats")
 class StatisticsAdaptorTest {
 
-    private final StatisticsAdaptor stats = new StatisticsAdaptor(SystemAllocator.instance());
+    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     @Test
     void theHistogramCountsEveryAllocationByPowerOfTwo() {

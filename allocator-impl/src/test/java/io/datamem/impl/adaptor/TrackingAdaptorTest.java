@@ -4,7 +4,6 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
-import io.datamem.impl.cpu.SystemAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -18,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The live set, the stack-trace levels, the leak report and the free-size check. */
 class TrackingAdaptorTest {
 
-    private final StatisticsAdaptor upstream = new StatisticsAdaptor(SystemAllocator.instance());
+    private final StatisticsAdaptor upstream = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
 
     private TrackingAdaptor tracking(TrackingAdaptor.StackTraces level) {
         return TrackingAdaptor.builder(upstream).stackTraces(level).build();
@@ -74,11 +73,11 @@ class TrackingAdaptorTest {
         String before = System.getProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);
         try {
             System.clearProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);
-            assertEquals(TrackingAdaptor.StackTraces.SAMPLED, new TrackingAdaptor(upstream).stackTraces());
+            assertEquals(TrackingAdaptor.StackTraces.SAMPLED, TrackingAdaptor.of(upstream).stackTraces());
             System.setProperty(TrackingAdaptor.STACK_TRACES_PROPERTY, "off");
-            assertEquals(TrackingAdaptor.StackTraces.OFF, new TrackingAdaptor(upstream).stackTraces());
+            assertEquals(TrackingAdaptor.StackTraces.OFF, TrackingAdaptor.of(upstream).stackTraces());
             System.setProperty(TrackingAdaptor.STACK_TRACES_PROPERTY, "lots");
-            assertThrows(IllegalArgumentException.class, () -> new TrackingAdaptor(upstream));
+            assertThrows(IllegalArgumentException.class, () -> TrackingAdaptor.of(upstream));
         } finally {
             if (before == null) {
                 System.clearProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);

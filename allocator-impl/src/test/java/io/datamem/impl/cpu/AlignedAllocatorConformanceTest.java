@@ -18,7 +18,7 @@ class AlignedAllocatorConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected DataMemAllocator allocator() {
-        return new AlignedAllocator(alignment);
+        return AlignedAllocator.of(alignment);
     }
 
     @Override

@@ -60,7 +60,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {8, 16, 32, 64, 128, 256, 4096})
     void everySizeUpToAPageIsAlignedAndBlocksDoNotOverlap(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         int n = 4097;
         MemorySegment[] blocks = new MemorySegment[n];
         for (int size = 0; size < n; size++) {
@@ -88,7 +88,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {32, 64, 128, 256})
     void overAllocatedBlocksAlwaysCarryATaggedWord(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             MemorySegment p = a.malloc(i % 300);
@@ -105,7 +105,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {32, 64, 256})
     void aPointerWithoutTheTaggedWordIsRefusedNotFreed(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         MemorySegment foreign = io.datamem.internal.Libc.malloc(100);
         try {
             String free = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
@@ -122,7 +122,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {16, 32, 64, 128, 4096})
     void reallocKeepsDataAndAlignmentAcrossEveryPath(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         // Small to large (the mapped threshold and glibc's mmap threshold), large to small, and back.
         long[] sizes = {1, 15, 16, 17, 63, 64, 65, 200, 4096, 100_000, MIB, MIB + 1, 5 * MIB, 1000, 0, 7,
                 2 * MIB, 40, 4 * MIB};
@@ -156,7 +156,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {32, 64, 256})
     void randomReallocsMovingBlocksKeepTheirData(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         SplittableRandom random = new SplittableRandom(alignment);
         int n = 64;
         MemorySegment[] blocks = new MemorySegment[n];
@@ -189,7 +189,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {32, 64, 128, 4096})
     void callocZeroesBlocksThatReuseDirtyMemory(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         for (int round = 0; round < 3; round++) {
             List<MemorySegment> dirty = new ArrayList<>();
             for (int size = 1; size <= 2048; size += 37) {
@@ -217,7 +217,7 @@ class AlignedAllocatorPathsTest {
     @ParameterizedTest(name = "aligned:{0}")
     @ValueSource(longs = {32, 64, 256, 4096, 1 << 21})
     void aWrongSizeDoesNotDecideHowABlockIsFreed(long alignment) {
-        AlignedAllocator a = new AlignedAllocator(alignment);
+        AlignedAllocator a = AlignedAllocator.of(alignment);
         // A small block freed with a size in the mapped range, and the other way round.
         for (int i = 0; i < 300; i++) {
             a.free(a.malloc(i), 2 * MIB + i);
@@ -237,8 +237,8 @@ class AlignedAllocatorPathsTest {
     @Test
     void churnOnEveryPathLeaksNothing() {
         Assumptions.assumeTrue(Rss.available(), "needs /proc/self/status");
-        AlignedAllocator a64 = new AlignedAllocator(64);
-        AlignedAllocator a4k = new AlignedAllocator(4096);
+        AlignedAllocator a64 = AlignedAllocator.of(64);
+        AlignedAllocator a4k = AlignedAllocator.of(4096);
         Runnable round = () -> {
             for (int i = 0; i < 20_000; i++) {
                 for (AlignedAllocator a : new AlignedAllocator[] {a64, a4k}) {

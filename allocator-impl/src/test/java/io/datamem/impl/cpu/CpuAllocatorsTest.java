@@ -48,13 +48,13 @@ class CpuAllocatorsTest {
                 + "'+': stats,"), unknown);
         String typo = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("alligned64")).getMessage();
         assertTrue(typo.contains("no provider accepts 'alligned64' as a leaf; did you mean aligned64?"), typo);
-        assertThrows(IllegalArgumentException.class, () -> new AlignedAllocator(4));
-        assertThrows(IllegalArgumentException.class, () -> new AlignedAllocator(96));
+        assertThrows(IllegalArgumentException.class, () -> AlignedAllocator.of(4));
+        assertThrows(IllegalArgumentException.class, () -> AlignedAllocator.of(96));
     }
 
     @Test
     void statisticsFollowTheSizesCallersPass() {
-        StatisticsAdaptor s = new StatisticsAdaptor(SystemAllocator.instance());
+        StatisticsAdaptor s = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
         DataMemHandler h = DataMemHandler.of("stats-test", s);
         NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 1000));
         assertEquals(8000, s.currentBytes());

@@ -8,7 +8,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.cpu.SystemAllocator;
 import io.datamem.impl.placement.HugePageAllocator.Fallback;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.internal.Libc;
@@ -67,12 +66,12 @@ class HugePageAllocatorTest {
 
     @Test
     void requestsBelowTheThresholdGoUpstream() {
-        CountingAllocator upstream = new CountingAllocator(SystemAllocator.instance());
+        CountingAllocator upstream = new CountingAllocator(DataMem.builtinDefault().allocator());
         HugePageAllocator a = HugePageAllocator.builder().upstream(upstream).build();
         MemorySegment small = a.malloc(HugePageAllocator.DEFAULT_THRESHOLD - 1);
         MemorySegment big = a.malloc(HugePageAllocator.DEFAULT_THRESHOLD);
         assertTrue(a.mapping(small).isEmpty());
-        assertEquals(SystemAllocator.instance().traits(), a.traitsOf(small));
+        assertEquals(DataMem.builtinDefault().allocator().traits(), a.traitsOf(small));
         assertTrue(a.mapping(big).isPresent());
         assertEquals(1, upstream.liveBlocks());
         assertEquals(16, a.traits().byteAlignment(), "small blocks carry the upstream's alignment");
@@ -110,7 +109,7 @@ class HugePageAllocatorTest {
 
     @Test
     void reallocCrossesTheThresholdAndGrowsWithMremapKeepingData() {
-        CountingAllocator upstream = new CountingAllocator(SystemAllocator.instance());
+        CountingAllocator upstream = new CountingAllocator(DataMem.builtinDefault().allocator());
         HugePageAllocator a = HugePageAllocator.builder().upstream(upstream).build();
         byte[] head = new byte[4096];
         new java.util.Random(5).nextBytes(head);
@@ -199,7 +198,7 @@ class HugePageAllocatorTest {
         assertEquals(PageKind.TRANSPARENT, plain.pages());
         assertEquals(Fallback.FAIL, plain.fallback());
         assertEquals(4 * MiB, plain.thresholdByteSize());
-        assertEquals(SystemAllocator.instance(), plain.upstream());
+        assertEquals(DataMem.builtinDefault().allocator(), plain.upstream());
         Assumptions.assumeTrue(HugePages.pool(2 * MiB).isPresent(), "skipped: no 2 MiB explicit huge pages here");
         HugePageAllocator opts = (HugePageAllocator) DataMem.createHandler(
                 "hugepages:2m,fallback=thp,threshold=8m(aligned64)").allocator();

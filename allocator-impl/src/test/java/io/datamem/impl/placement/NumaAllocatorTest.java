@@ -144,7 +144,7 @@ class NumaAllocatorTest {
                 () -> DataMem.createHandler("numa:bind=pci:00ff:ff:1f.7")).getMessage();
         assertTrue(pci.contains("PCI device 00ff:ff:1f.7 does not exist on this machine; its PCI devices: "), pci);
         assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder()
-                .upstream(new AlignedAllocator(64))).getMessage().contains("guarantees 64-byte alignment"));
+                .upstream(AlignedAllocator.of(64))).getMessage().contains("guarantees 64-byte alignment"));
         assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder().upstream(NumaAllocator.local()));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocator.builder()
                 .upstream(NumaAllocator.local())).getMessage().contains("NumaAllocator.builder().upstream"));

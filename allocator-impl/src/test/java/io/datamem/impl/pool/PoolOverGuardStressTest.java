@@ -50,11 +50,11 @@ class PoolOverGuardStressTest {
     private record Block(long address, long size, long stamp) {
     }
 
-    private final CountingAllocator leaf = new CountingAllocator(new AlignedAllocator(64));
-    private final GuardAdaptor guard = new GuardAdaptor(leaf);
-    private final StatisticsAdaptor slabs = new StatisticsAdaptor(guard);   // what the pool asks of the guard
+    private final CountingAllocator leaf = new CountingAllocator(AlignedAllocator.of(64));
+    private final GuardAdaptor guard = GuardAdaptor.of(leaf);
+    private final StatisticsAdaptor slabs = StatisticsAdaptor.of(guard);   // what the pool asks of the guard
     // Small slabs and a small retention cap: slabs come and go all the time.
-    private final PoolingAllocator pool = new PoolingAllocator(slabs,
+    private final PoolingAllocator pool = PoolingAllocator.of(slabs,
             new PoolingAllocator.Options(MAX_POOLED, 32 << 10, 2 << 20));
 
     private final Map<Long, Block> live = new ConcurrentHashMap<>();

@@ -32,7 +32,7 @@ class PoolingAllocatorConformanceTest extends AllocatorConformanceTest {
         PoolingAllocator.Options options = small
                 ? new PoolingAllocator.Options(4096, 8192, 0)
                 : PoolingAllocator.Options.DEFAULTS;
-        return new PoolingAllocator(counting, options);
+        return PoolingAllocator.of(counting, options);
     }
 
     @Override

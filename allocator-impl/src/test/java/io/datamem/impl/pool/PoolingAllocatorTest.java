@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The pool's own behaviour: classes, reuse, misuse detection, trimming, threads. */
 class PoolingAllocatorTest {
 
-    private final CountingAllocator counting = new CountingAllocator(new AlignedAllocator(64));
+    private final CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(64));
 
     @Test
     void sizeClassesKeepTheAlignmentAndWasteAtMostAQuarter() {
@@ -55,7 +55,7 @@ class PoolingAllocatorTest {
         for (long size : a) {
             assertEquals(0, size % Math.min(size, 4096));
         }
-        PoolingAllocator pool = new PoolingAllocator(new AlignedAllocator(4096));
+        PoolingAllocator pool = PoolingAllocator.of(AlignedAllocator.of(4096));
         for (int i = 0; i < 50; i++) {
             MemorySegment p = pool.malloc(100 + i * 1000);
             assertEquals(0, p.address() % Math.min(4096, Long.highestOneBit((100 + i * 1000) * 2 - 1)),
@@ -69,7 +69,7 @@ class PoolingAllocatorTest {
 
     @Test
     void freedBlocksAreReusedWithoutCallingTheUpstream() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(1000);
         long upstreamCalls = counting.allocations();
         pool.free(p, 1000);
@@ -87,7 +87,7 @@ class PoolingAllocatorTest {
 
     @Test
     void misuseIsDetectedAndLeavesThePoolUnchanged() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(1000);
         String wrong = assertThrows(IllegalArgumentException.class, () -> pool.free(p, 64)).getMessage();
         assertTrue(wrong.contains("0x" + Long.toHexString(p.address())) && wrong.contains("1024-byte class")
@@ -117,7 +117,7 @@ class PoolingAllocatorTest {
 
     @Test
     void reallocStaysInPlaceWithinAClassAndMovesDataAcrossClasses() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(1000);
         p.reinterpret(1000).fill((byte) 7);
         assertEquals(p.address(), pool.realloc(p, 1000, 1024).address(), "same class: in place");
@@ -135,7 +135,7 @@ class PoolingAllocatorTest {
 
     @Test
     void callocZeroesRecycledBlocks() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(4000);
         p.reinterpret(4000).fill((byte) -1);
         pool.free(p, 4000);
@@ -150,7 +150,7 @@ class PoolingAllocatorTest {
 
     @Test
     void largeRequestsPassThroughWithTheirExactSize() {
-        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         MemorySegment p = pool.malloc((1 << 20) + 1);
         assertEquals((1 << 20) + 1, counting.liveBytes());
@@ -162,12 +162,12 @@ class PoolingAllocatorTest {
 
     @Test
     void largeBlocksAreKnownSoForeignDoubleAndWrongSizeFreesNeverReachTheUpstream() {
-        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         long size = 2L << 20;
         MemorySegment p = pool.malloc(size);
         MemorySegment z = pool.calloc(1, size);
-        AlignedAllocator other = new AlignedAllocator(64);
+        AlignedAllocator other = AlignedAllocator.of(64);
         MemorySegment foreign = other.malloc(size);
         String hex = "0x" + Long.toHexString(foreign.address());
         String notOurs = assertThrows(IllegalArgumentException.class, () -> pool.free(foreign, size)).getMessage();
@@ -196,7 +196,7 @@ class PoolingAllocatorTest {
 
     @Test
     void aBlockIsNeverHandedOutTwiceUnderConcurrencyWithCrossThreadFrees() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting, new PoolingAllocator.Options(1 << 20, 16 << 10, 4 << 20));
+        PoolingAllocator pool = PoolingAllocator.of(counting, new PoolingAllocator.Options(1 << 20, 16 << 10, 4 << 20));
         int threads = 6;
         int rounds = 20_000;
         Set<Long> live = ConcurrentHashMap.newKeySet();
@@ -276,7 +276,7 @@ class PoolingAllocatorTest {
 
     @Test
     void virtualThreadsUseTheDepotDirectly() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         try (ExecutorService exec = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < 50; t++) {
@@ -301,7 +301,7 @@ class PoolingAllocatorTest {
 
     @Test
     void theRetentionCapReturnsWholeFreeSlabs() {
-        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
                 .withMaxRetainedByteSize(0));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
@@ -316,7 +316,7 @@ class PoolingAllocatorTest {
 
     @Test
     void aClosedPoolRefusesAllocationsButTakesBlocksBack() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(100);
         pool.close();
         assertThrows(IllegalStateException.class, () -> pool.malloc(100));
@@ -347,7 +347,7 @@ class PoolingAllocatorTest {
 
     @Test
     void arraysResizeAcrossClassesThroughThePool() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         DataMemHandler h = DataMemHandler.of("pool-arrays", pool);
         for (int round = 0; round < 3; round++) {
             NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 10));

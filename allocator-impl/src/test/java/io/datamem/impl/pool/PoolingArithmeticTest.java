@@ -21,7 +21,7 @@ class PoolingArithmeticTest {
     @ValueSource(longs = {8, 16, 64, 4096, 2L << 20})
     void theComputedClassIsTheSearchedOne(long alignment) {
         for (long maxPooled : new long[] {16L << 20, 100, 5000, 1L << 30}) {
-            PoolingAllocator pool = new PoolingAllocator(new CountingAllocator(new AlignedAllocator(alignment)),
+            PoolingAllocator pool = PoolingAllocator.of(new CountingAllocator(AlignedAllocator.of(alignment)),
                     PoolingAllocator.Options.DEFAULTS.withMaxPooledByteSize(maxPooled));
             long[] classes = pool.classByteSizes();
             long largest = classes[classes.length - 1];
@@ -46,7 +46,7 @@ class PoolingArithmeticTest {
     @ParameterizedTest
     @ValueSource(longs = {16, 64, 4096, 2L << 20})
     void theComputedBlockIndexIsTheQuotient(long alignment) {
-        PoolingAllocator pool = new PoolingAllocator(new CountingAllocator(new AlignedAllocator(alignment)),
+        PoolingAllocator pool = PoolingAllocator.of(new CountingAllocator(AlignedAllocator.of(alignment)),
                 PoolingAllocator.Options.DEFAULTS.withMaxPooledByteSize(1L << 32));
         long base = 1L << 45;   // only arithmetic: nothing is dereferenced
         for (long size : pool.classByteSizes()) {

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PoolingDeviceMemoryTest {
 
-    private final CountingAllocator host = new CountingAllocator(new AlignedAllocator(256));
+    private final CountingAllocator host = new CountingAllocator(AlignedAllocator.of(256));
 
     private static void fill(MemorySegment p, long n, byte seed) {
         MemorySegment s = p.reinterpret(n);
@@ -48,7 +48,7 @@ class PoolingDeviceMemoryTest {
     @Test
     void reallocAcrossSizeClassesCopiesOnTheDevice() {
         FakeDeviceAllocator device = FakeDeviceAllocator.cudaDevice(host);
-        PoolingAllocator pool = new PoolingAllocator(device);
+        PoolingAllocator pool = PoolingAllocator.of(device);
         MemorySegment p = pool.malloc(1000);
         fill(p, 1000, (byte) 3);
         MemorySegment same = pool.realloc(p, 1000, 1010);
@@ -70,7 +70,7 @@ class PoolingDeviceMemoryTest {
     @Test
     void withoutADeviceCopyTheReallocIsRefusedAndNothingLeaks() {
         DataMemAllocator noHook = deviceTraits(host, null);
-        PoolingAllocator pool = new PoolingAllocator(noHook);
+        PoolingAllocator pool = PoolingAllocator.of(noHook);
         MemorySegment p = pool.malloc(100);
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
                 () -> pool.realloc(p, 100, 50_000));
@@ -78,7 +78,7 @@ class PoolingDeviceMemoryTest {
         pool.free(p, 100);
 
         DataMemAllocator noCopy = deviceTraits(host, new NoCopyInterchange());
-        PoolingAllocator pool2 = new PoolingAllocator(noCopy);
+        PoolingAllocator pool2 = PoolingAllocator.of(noCopy);
         MemorySegment q = pool2.malloc(100);
         PoolingAllocator.Statistics before = pool2.statistics();
         UnsupportedOperationException e2 = assertThrows(UnsupportedOperationException.class,

@@ -26,11 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PoolingOwnershipTest {
 
-    private final CountingAllocator counting = new CountingAllocator(new AlignedAllocator(64));
+    private final CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(64));
 
     @Test
     void theOwnersMallocAndFreeLeaveTheRemoteBitmapAlone() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(64);
         PoolingAllocator.Slab s = pool.slabOf(p.address());
         assertSame(Thread.currentThread(), s.owner.thread, "the allocating thread's heap owns the slab");
@@ -48,7 +48,7 @@ class PoolingOwnershipTest {
 
     @Test
     void aFreeFromAnotherThreadIsRemoteUntilTheOwnerCollectsIt() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(64);
         PoolingAllocator.Slab s = pool.slabOf(p.address());
         int block = s.index(p.address());
@@ -82,7 +82,7 @@ class PoolingOwnershipTest {
 
     @Test
     void theOwnerFreeingFirstMakesAnotherThreadsFreeADoubleFree() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(256);
         MemorySegment keep = pool.malloc(256);
         pool.free(p, 256);
@@ -103,7 +103,7 @@ class PoolingOwnershipTest {
      */
     @Test
     void racingDoubleFreesAreCaughtAtOnceOrWhenCollected() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         int rounds = 5_000;
         CyclicBarrier barrier = new CyclicBarrier(2);
         AtomicReference<MemorySegment> block = new AtomicReference<>();
@@ -165,7 +165,7 @@ class PoolingOwnershipTest {
      */
     @Test
     void aDoubleFreeBothThreadsGotPastIsFoundWhenCollected() {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment p = pool.malloc(64);
         PoolingAllocator.Slab s = pool.slabOf(p.address());
         long bit = 1L << s.index(p.address());
@@ -195,7 +195,7 @@ class PoolingOwnershipTest {
      */
     @Test
     void theHeapsOfEndedThreadsAreCollectedAsThePoolGrows() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         for (int t = 0; t < 400; t++) {
             List<MemorySegment> blocks = new ArrayList<>();
             runOnAnotherThread(() -> {

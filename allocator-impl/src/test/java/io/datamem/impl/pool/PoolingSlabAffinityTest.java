@@ -18,11 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
  */
 class PoolingSlabAffinityTest {
 
-    private final CountingAllocator counting = new CountingAllocator(new AlignedAllocator(64));
+    private final CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(64));
 
     @Test
     void threadsGetSlabsOfTheirOwn() throws Exception {
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         MemorySegment mine = pool.malloc(64);
         AtomicReference<MemorySegment> theirs = new AtomicReference<>();
         Thread t = new Thread(() -> theirs.set(pool.malloc(64)));

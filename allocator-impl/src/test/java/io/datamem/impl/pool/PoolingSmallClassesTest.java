@@ -28,8 +28,8 @@ class PoolingSmallClassesTest {
 
     @Test
     void smallBlocksOverAHugeAlignmentShareOneUpstreamAllocation() {
-        CountingAllocator counting = new CountingAllocator(new AlignedAllocator(TWO_MIB));
-        PoolingAllocator pool = new PoolingAllocator(counting);
+        CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(TWO_MIB));
+        PoolingAllocator pool = PoolingAllocator.of(counting);
         assertEquals(16, pool.classByteSizes()[0], "the smallest class is 16 bytes");
         MemorySegment first = pool.malloc(64);
         assertTrue(pool.statistics().upstreamByteSize() <= TWO_MIB,
@@ -66,8 +66,8 @@ class PoolingSmallClassesTest {
     @ParameterizedTest
     @ValueSource(longs = {8, 16, 64, 4096, 2L << 20})
     void everyBlockHasTheAlignmentThePoolPromises(long upstreamAlignment) {
-        CountingAllocator counting = new CountingAllocator(new AlignedAllocator(upstreamAlignment));
-        PoolingAllocator pool = new PoolingAllocator(counting, PoolingAllocator.Options.DEFAULTS
+        CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(upstreamAlignment));
+        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
                 .withMaxPooledByteSize(8L << 20));
         long a = counting.traits().byteAlignment();
         assertEquals(Math.min(a, 16), pool.traits().byteAlignment(), "what every block gets");

@@ -3,7 +3,7 @@ package io.datamem.sycl.internal;
 import io.datamem.spi.Availability;
 import io.datamem.sycl.SyclDevice;
 import io.datamem.sycl.SyclSelector;
-import io.datamem.sycl.UsmKind;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -143,7 +143,7 @@ public final class ClRuntime {
                     + " (devices: " + describeDevices() + ")");
         }
         if (kind != UsmKind.UNKNOWN && d.capabilities(kind) == 0) {
-            return Availability.unavailable("device " + d + " cannot allocate USM " + kind.usmType() + " memory ("
+            return Availability.unavailable("device " + d + " cannot allocate USM " + kind.dpctlName() + " memory ("
                     + capabilityQuery(kind) + " is 0)");
         }
         return Availability.AVAILABLE;

@@ -8,9 +8,9 @@ import io.datamem.buffer.DeviceInfo;
 import io.datamem.DeviceInterchange;
 import io.datamem.sycl.SyclDeviceInfo;
 import io.datamem.sycl.SyclQueue;
-import io.datamem.sycl.UsmKind;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.UsmHook;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
@@ -186,13 +186,8 @@ public final class SyclInterchange implements DeviceInterchange, BufferDeviceHoo
      * @throws IllegalStateException if the queue is closed
      */
     @Override
-    public io.datamem.usm.UsmKind usmKind(MemorySegment ptr, MemoryTraits traits) {
-        return switch (queue.kindOf(ptr)) {
-            case HOST -> io.datamem.usm.UsmKind.HOST;
-            case SHARED -> io.datamem.usm.UsmKind.SHARED;
-            case DEVICE -> io.datamem.usm.UsmKind.DEVICE;
-            case UNKNOWN -> io.datamem.usm.UsmKind.UNKNOWN;
-        };
+    public UsmKind usmKind(MemorySegment ptr, MemoryTraits traits) {
+        return queue.kindOf(ptr);
     }
 
     /**

@@ -9,7 +9,7 @@ import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.sycl.SyclSelector;
 import io.datamem.sycl.SyclUsmAllocator;
-import io.datamem.sycl.UsmKind;
+import io.datamem.usm.UsmKind;
 
 import java.util.List;
 import java.util.Optional;
@@ -84,7 +84,7 @@ public final class SyclProvider implements DataMemProvider {
         String kindName = colon < 0 ? argument : argument.substring(0, colon);
         UsmKind kind;
         try {
-            kind = UsmKind.ofUsmType(kindName);
+            kind = UsmKind.ofDpctlName(kindName);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("handler name '" + handlerName + "': USM kind '" + kindName + "' in '"
                     + text + "' (expected: host, shared or device)");

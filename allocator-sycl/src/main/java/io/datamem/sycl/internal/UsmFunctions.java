@@ -1,6 +1,7 @@
 package io.datamem.sycl.internal;
 
 import io.datamem.internal.Libc;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -26,6 +27,15 @@ public final class UsmFunctions {
     public static final int MEM_ALLOC_SIZE = 0x419C;
     /** {@code CL_MEM_ALLOC_DEVICE_INTEL}. */
     public static final int MEM_ALLOC_DEVICE = 0x419D;
+
+    /** {@code CL_MEM_TYPE_UNKNOWN_INTEL}. */
+    public static final int MEM_TYPE_UNKNOWN = 0x4196;
+    /** {@code CL_MEM_TYPE_HOST_INTEL}. */
+    public static final int MEM_TYPE_HOST = 0x4197;
+    /** {@code CL_MEM_TYPE_DEVICE_INTEL}. */
+    public static final int MEM_TYPE_DEVICE = 0x4198;
+    /** {@code CL_MEM_TYPE_SHARED_INTEL}. */
+    public static final int MEM_TYPE_SHARED = 0x4199;
 
     /** The names of every function datamem needs. */
     public static final List<String> NAMES = List.of("clHostMemAllocINTEL", "clSharedMemAllocINTEL",
@@ -67,6 +77,38 @@ public final class UsmFunctions {
                 JAVA_INT, ADDRESS, ADDRESS));
         setKernelArg = OpenCl.downcall(a[9], FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
         free = OpenCl.downcall(a[10], FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    }
+
+    /**
+     * The OpenCL value of a USM kind: {@code CL_MEM_TYPE_HOST_INTEL}, {@code CL_MEM_TYPE_SHARED_INTEL},
+     * {@code CL_MEM_TYPE_DEVICE_INTEL} or {@code CL_MEM_TYPE_UNKNOWN_INTEL}.
+     *
+     * @param kind the kind
+     * @return for example {@code 0x4197} for {@link UsmKind#HOST}
+     * @throws NullPointerException if {@code kind} is null
+     */
+    public static int clMemType(UsmKind kind) {
+        return switch (kind) {
+            case HOST -> MEM_TYPE_HOST;
+            case SHARED -> MEM_TYPE_SHARED;
+            case DEVICE -> MEM_TYPE_DEVICE;
+            case UNKNOWN -> MEM_TYPE_UNKNOWN;
+        };
+    }
+
+    /**
+     * The USM kind of an OpenCL {@code CL_MEM_TYPE_*_INTEL} value.
+     *
+     * @param clMemType the value {@code clGetMemAllocInfoINTEL(CL_MEM_ALLOC_TYPE_INTEL)} returned
+     * @return the kind; {@link UsmKind#UNKNOWN} for any value the extension does not define
+     */
+    public static UsmKind usmKind(int clMemType) {
+        return switch (clMemType) {
+            case MEM_TYPE_HOST -> UsmKind.HOST;
+            case MEM_TYPE_SHARED -> UsmKind.SHARED;
+            case MEM_TYPE_DEVICE -> UsmKind.DEVICE;
+            default -> UsmKind.UNKNOWN;
+        };
     }
 
     /**

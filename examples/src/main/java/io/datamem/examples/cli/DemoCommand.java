@@ -6,7 +6,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.cpu.SystemAllocator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -68,8 +67,8 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream out = System.out;
         String processDefault = DataMem.current().name(); // fails here, before any output, if misconfigured
-        StatisticsAdaptor defaultStats = new StatisticsAdaptor(SystemAllocator.instance());
-        StatisticsAdaptor alignedStats = new StatisticsAdaptor(new AlignedAllocator(64));
+        StatisticsAdaptor defaultStats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+        StatisticsAdaptor alignedStats = StatisticsAdaptor.of(AlignedAllocator.of(64));
         DataMemHandler defaultHandler = DataMemHandler.of("default_allocator+stats", defaultStats);
         DataMemHandler aligned = DataMemHandler.of("aligned64+stats", alignedStats);
 
