@@ -679,10 +679,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private UnsupportedOperationException onDevice() {
         return new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
                 + memory.traits.kind() + " memory of handler '" + handlerName()
-                + "'), which the host cannot access; copy it to a host array with the backend's copy operations"
-                + " and read that (CUDA: io.datamem.cuda.CudaMemory.toHost(array), or CudaMemory.copy(source,"
-                + " target) into an array you have; SYCL USM device memory:"
-                + " io.datamem.sycl.SyclQueue.copy(destination, source))");
+                + "'), which the host cannot access; copy it to host memory and read that: with any backend,"
+                + " traits().interchange().copyToHost(...) or a DLPack export to the CPU device"
+                + " (DLPack.toDLPack(array, DLPackOptions.defaults().withDlDevice(Device.CPU)));"
+                + " with datamem's, CUDA: io.datamem.cuda.CudaMemory.toHost(array) or CudaMemory.copy(source,"
+                + " target), SYCL USM device memory: io.datamem.sycl.SyclQueue.copy(destination, source))");
     }
 
     private MemorySegment writableData() {
