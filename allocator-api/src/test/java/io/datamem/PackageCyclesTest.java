@@ -2,12 +2,17 @@ package io.datamem;
 
 import io.datamem.testing.PackageGraph;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -20,9 +25,7 @@ class PackageCyclesTest {
 
     @Test
     void noPackageIsPartOfACycle() {
-        List<Set<String>> cycles = graph.cycles();
-        assertTrue(cycles.isEmpty(), () -> cycles.stream().map(c -> c + graph.describe(c))
-                .collect(Collectors.joining("\n", "import cycles between packages:\n", "")));
+        graph.assertNoCycles();
     }
 
     @Test
@@ -40,5 +43,24 @@ class PackageCyclesTest {
         assertTrue(code.contains("io.datamem.ok.Fine"), code);
         assertTrue(!code.contains("io.datamem.x") && !code.contains("io.datamem.z") && !code.contains("io.datamem.q"),
                 code);
+    }
+
+    @Test
+    void aCycleIsFoundAndReportedWithItsFiles(@TempDir Path root) throws IOException {
+        write(root, "io/datamem/a/A.java", "package io.datamem.a;\nimport io.datamem.b.B;\nclass A {}");
+        write(root, "io/datamem/b/B.java", "package io.datamem.b;\nclass B { io.datamem.a.A a; }");
+        write(root, "io/datamem/c/C.java", "package io.datamem.c;\n// io.datamem.a.A in a comment\nclass C {}");
+        PackageGraph g = PackageGraph.of(root);
+        assertEquals(List.of(Set.of("io.datamem.a", "io.datamem.b")), g.cycles());
+        assertEquals(Set.of(), g.uses("io.datamem.c"));
+        AssertionError e = assertThrows(AssertionError.class, g::assertNoCycles);
+        assertTrue(e.getMessage().contains("io.datamem.b -> io.datamem.a: [B.java]"), e.getMessage());
+        assertEquals(1, g.fileCount("io.datamem.a"));
+    }
+
+    private static void write(Path root, String file, String text) throws IOException {
+        Path p = root.resolve(file);
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, text);
     }
 }

@@ -177,6 +177,22 @@ public final class PackageGraph {
     }
 
     /**
+     * Fails, listing every cycle with the edges and files that make it, if the packages form one.
+     *
+     * @throws AssertionError if there is a cycle
+     */
+    public void assertNoCycles() {
+        List<Set<String>> found = cycles();
+        if (!found.isEmpty()) {
+            StringBuilder b = new StringBuilder("import cycles between packages:");
+            for (Set<String> c : found) {
+                b.append('\n').append(c).append(describe(c));
+            }
+            throw new AssertionError(b.toString());
+        }
+    }
+
+    /**
      * The edges inside the given packages, with the files that make each, one per line: what a
      * failing cycle check prints.
      *
