@@ -15,7 +15,6 @@ module io.datamem.api {
     exports io.datamem.usm;
     exports io.datamem.spi;
     exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl;
-    exports io.datamem.internal.registry to io.datamem.impl;
 
     uses io.datamem.spi.DataMemProvider;
     uses io.datamem.internal.HandlerRegistry;

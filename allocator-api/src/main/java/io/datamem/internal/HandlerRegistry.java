@@ -47,6 +47,32 @@ public interface HandlerRegistry<H, P> {
     List<P> providers();
 
     /**
+     * Checks adaptor terms as the terms after a handler name's leaf, without building anything.
+     *
+     * @param handlerName the name of the handler being built, for messages
+     * @param adaptors    adaptor terms joined with {@code +}
+     * @throws IllegalArgumentException if a term is malformed, unknown or not an adaptor
+     * @throws IllegalStateException    if a provider it needs is unavailable here
+     */
+    void validateAdaptors(String handlerName, String adaptors);
+
+    /**
+     * Wraps an allocator in the adaptors that terms name, as the terms after a handler name's leaf
+     * would ({@code AllocatorStack} builds stacks with it).
+     *
+     * @param handlerName the name of the handler being built
+     * @param adaptors    adaptor terms joined with {@code +}
+     * @param upstream    the allocator to wrap (a {@code DataMemAllocator})
+     * @param <A>         the allocator type
+     * @return the outermost adaptor
+     * @throws IllegalArgumentException if a term is malformed, unknown or not an adaptor
+     * @throws IllegalStateException    if a provider it needs is unavailable, or an adaptor cannot
+     *                                  be made here
+     * @throws ClassCastException       if {@code upstream} is not a {@code DataMemAllocator}
+     */
+    <A> A wrap(String handlerName, String adaptors, A upstream);
+
+    /**
      * Every name form the providers accept, with availability, in one line.
      *
      * @return the description

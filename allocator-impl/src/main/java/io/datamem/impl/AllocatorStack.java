@@ -4,7 +4,8 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.internal.Messages;
-import io.datamem.internal.registry.ProviderRegistry;
+import io.datamem.internal.HandlerRegistry;
+import io.datamem.internal.Registries;
 import io.datamem.spi.ProviderTerm;
 
 import java.util.ArrayList;
@@ -176,13 +177,13 @@ public final class AllocatorStack {
         private DataMemAllocator build(String name) {
             for (Object step : steps) {
                 if (step instanceof String terms) {
-                    ProviderRegistry.validateAdaptors(name, terms); // every term, before any side effect
+                    registry().validateAdaptors(name, terms); // every term, before any side effect
                 }
             }
             DataMemAllocator a = leaf;
             for (Object step : steps) {
                 if (step instanceof String terms) {
-                    a = ProviderRegistry.wrap(name, terms, a);
+                    a = registry().wrap(name, terms, a);
                 } else {
                     a = ((Function<? super DataMemAllocator, ? extends DataMemAllocator>) step).apply(a);
                     if (a == null) {
@@ -192,5 +193,11 @@ public final class AllocatorStack {
             }
             return a;
         }
+    }
+
+    /** The registry that resolves names, as the core reaches it (it answers after {@code DataMem} initialised). */
+    private static HandlerRegistry<DataMemHandler, ?> registry() {
+        DataMem.builtinDefault();
+        return Registries.registry();
     }
 }

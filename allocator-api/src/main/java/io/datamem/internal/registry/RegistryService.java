@@ -1,5 +1,6 @@
 package io.datamem.internal.registry;
 
+import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.internal.HandlerRegistry;
 import io.datamem.spi.DataMemProvider;
@@ -29,6 +30,17 @@ public final class RegistryService implements HandlerRegistry<DataMemHandler, Da
     @Override
     public List<DataMemProvider> providers() {
         return ProviderRegistry.providers();
+    }
+
+    @Override
+    public void validateAdaptors(String handlerName, String adaptors) {
+        ProviderRegistry.validateAdaptors(handlerName, adaptors);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A> A wrap(String handlerName, String adaptors, A upstream) {
+        return (A) ProviderRegistry.wrap(handlerName, adaptors, (DataMemAllocator) upstream);
     }
 
     @Override
