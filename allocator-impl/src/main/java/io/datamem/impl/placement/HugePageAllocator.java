@@ -9,6 +9,8 @@ import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Messages;
+import io.datamem.spi.ProviderTerm;
+import io.datamem.spi.ProviderTerm.Option;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -52,6 +54,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Thread-safe. Linux only.
  */
 public final class HugePageAllocator implements DataMemAllocator {
+
+    private static final String TERM_EXPECTED = "hugepages[:thp|2m|1g][,fallback=fail|thp|normal][,threshold=BYTES][(UPSTREAM)]";
+
 
     /** The default threshold: 4 MiB, below which requests go upstream. */
     public static final long DEFAULT_THRESHOLD = 4L << 20;
@@ -235,6 +240,75 @@ public final class HugePageAllocator implements DataMemAllocator {
     }
 
     /**
+     * Reads a {@code hugepages} term of a handler name ({@code hugepages:2m,fallback=thp}) into a
+     * builder, without building and without touching the machine: the handler-name grammar of
+     * huge pages, which {@link Builder#spec()} writes back. The nested upstream name, if any, is
+     * not read: the caller resolves it.
+     *
+     * @param term        the term, family {@code hugepages}
+     * @param handlerName the handler's name: the builder's name, and for messages
+     * @return a builder set as the term says
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the term is malformed: an unknown option, a page size
+     *                                  after other options, a bad fallback or threshold,
+     *                                  transparent pages falling back to transparent pages, empty
+     *                                  parentheses; the message quotes the handler name and the
+     *                                  term and says what is expected
+     */
+    public static Builder parse(ProviderTerm term, String handlerName) {
+        Objects.requireNonNull(term, "term");
+        Objects.requireNonNull(handlerName, "handlerName");
+        Builder b = builder().name(handlerName);
+        List<Option> items;
+        try {
+            items = term.options("hugepages");
+        } catch (IllegalArgumentException e) {
+            throw bad(handlerName, term, e.getMessage());
+        }
+        PageKind pages = PageKind.TRANSPARENT;
+        Fallback fallback = Fallback.FAIL;
+        for (int i = 0; i < items.size(); i++) {
+            Option item = items.get(i);
+            String value = item.value();
+            switch (item.key()) {
+                case "thp", "transparent" -> pages = PageKind.TRANSPARENT;
+                case "2m", "2M" -> pages = PageKind.HUGETLB_2M;
+                case "1g", "1G" -> pages = PageKind.HUGETLB_1G;
+                case "fallback" -> fallback = switch (value) {
+                    case "fail", "none" -> Fallback.FAIL;
+                    case "thp", "transparent" -> Fallback.TRANSPARENT;
+                    case "normal" -> Fallback.NORMAL;
+                    default -> throw bad(handlerName, term, "fallback=" + value + " (expected: fail, thp or normal)");
+                };
+                case "threshold" -> {
+                    try {
+                        b.thresholdByteSize(ProviderTerm.byteSize("threshold", value, DataMemAllocator.MAX_BYTE_SIZE));
+                    } catch (IllegalArgumentException e) {
+                        throw bad(handlerName, term, e.getMessage());
+                    }
+                }
+                default -> throw bad(handlerName, term, "unknown option " + Messages.quote(item.toString()));
+            }
+            if (!item.hasValue() && i > 0) {
+                throw bad(handlerName, term, "the page size " + Messages.quote(item.toString()) + " must come first");
+            }
+        }
+        if (pages == PageKind.TRANSPARENT && fallback == Fallback.TRANSPARENT) {
+            throw bad(handlerName, term, "fallback: TRANSPARENT for transparent pages (expected: fail or normal)");
+        }
+        String nested = term.nested();
+        if (nested != null && nested.isEmpty()) {
+            throw bad(handlerName, term, "empty parentheses (expected: an upstream handler name inside)");
+        }
+        return b.pages(pages).fallback(fallback);
+    }
+
+    private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
+        return new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
+                + Messages.quote(term.text()) + ": " + what + " (expected: " + TERM_EXPECTED + ")");
+    }
+
+    /**
      * Transparent huge pages with the defaults: no fallback, 4 MiB threshold, the built-in libc
      * allocator upstream.
      *
@@ -338,6 +412,17 @@ public final class HugePageAllocator implements DataMemAllocator {
         }
 
         /**
+         * The handler-name term these settings are written as, which {@link HugePageAllocator#parse}
+         * reads back to the same settings: {@code hugepages}, {@code hugepages:2m,fallback=thp}. The
+         * builder's name and upstream are not part of it.
+         *
+         * @return the term
+         */
+        public String spec() {
+            return HugePageAllocator.spec(pages, fallback, threshold);
+        }
+
+        /**
          * Builds the allocator.
          *
          * @return a new allocator
@@ -359,12 +444,12 @@ public final class HugePageAllocator implements DataMemAllocator {
                 HugePages.Pool pool = HugePages.pool(pages.pageSize()).orElse(null);
                 if (pool != null && pool.total() == 0 && pool.available() == 0) {
                     String size = HugePages.sizeName(pages.pageSize());
-                    String handler = name != null ? name : spec(pages, fallback, threshold);
+                    String handler = name != null ? name : spec();
                     throw new IllegalStateException("handler " + Messages.quote(handler) + ": no " + size
                             + " huge pages are reserved on this machine (" + pool + "), so every mapping would fail; "
                             + "reserve N pages as root: " + HugePages.howToReserve(pages.pageSize())
-                            + "; or allow a fallback: " + spec(pages, Fallback.TRANSPARENT, threshold) + " or "
-                            + spec(pages, Fallback.NORMAL, threshold) + " (docs/placement.md)");
+                            + "; or allow a fallback: " + HugePageAllocator.spec(pages, Fallback.TRANSPARENT, threshold) + " or "
+                            + HugePageAllocator.spec(pages, Fallback.NORMAL, threshold) + " (docs/placement.md)");
                 }
             }
             return new HugePageAllocator(this, null);

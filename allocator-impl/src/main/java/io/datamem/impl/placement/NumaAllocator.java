@@ -7,10 +7,14 @@ import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
+import io.datamem.internal.Messages;
+import io.datamem.spi.ProviderTerm;
+import io.datamem.spi.ProviderTerm.Option;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -62,6 +66,11 @@ import java.util.stream.Collectors;
  * <p>Thread-safe. Linux only.
  */
 public final class NumaAllocator implements DataMemAllocator {
+
+    private static final String TERM_EXPECTED = "numa:local, numa:POLICY=TARGET[,strict][,populate][(UPSTREAM)] with POLICY "
+            + "bind, preferred, interleave, firsttouch (no target) or nexttouch, and TARGET node ids (0,2 or 0-3), "
+            + "local, all or pci:DOMAIN:BUS:DEVICE.FUNCTION";
+
 
     private static final ThreadLocal<List<Integer>> PENDING_NODES = new ThreadLocal<>();
 
@@ -120,6 +129,86 @@ public final class NumaAllocator implements DataMemAllocator {
         } else {
             this.traits = MemoryTraits.host(pageSize).withPageSize(pageSize);
         }
+    }
+
+    /**
+     * Reads a {@code numa} term of a handler name ({@code numa:bind=0,strict}) into a builder,
+     * without building and without touching the machine: the handler-name grammar of NUMA
+     * placement, which {@link Builder#spec()} writes back. The nested upstream name, if any, is
+     * not read: the caller resolves it.
+     *
+     * @param term        the term, family {@code numa}
+     * @param handlerName the handler's name: the builder's name, and for messages
+     * @return a builder set as the term says
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the term is malformed: no policy, an unknown policy or
+     *                                  flag, a policy without the target it needs, empty
+     *                                  parentheses; the message quotes the handler name and the
+     *                                  term and says what is expected
+     */
+    public static Builder parse(ProviderTerm term, String handlerName) {
+        Objects.requireNonNull(term, "term");
+        Objects.requireNonNull(handlerName, "handlerName");
+        List<Option> items;
+        try {
+            items = term.options("numa");
+        } catch (IllegalArgumentException e) {
+            throw bad(handlerName, term, e.getMessage());
+        }
+        if (items.isEmpty()) {
+            throw bad(handlerName, term, "no policy");
+        }
+        Builder b = builder().name(handlerName);
+        Option first = items.getFirst();
+        String policyName = first.key().toLowerCase(Locale.ROOT);
+        StringBuilder target = new StringBuilder(first.value());
+        if (policyName.equals("local")) {
+            if (first.hasValue()) {
+                throw bad(handlerName, term, "'local' takes no value");
+            }
+            b.policy(NumaPolicy.BIND).target(NumaTarget.local());
+        } else {
+            try {
+                b.policy(NumaPolicy.ofSpec(policyName));
+            } catch (IllegalArgumentException e) {
+                throw bad(handlerName, term, e.getMessage());
+            }
+        }
+        for (Option option : items.subList(1, items.size())) {
+            String item = option.toString();
+            String flag = item.toLowerCase(Locale.ROOT);
+            switch (flag) {
+                case "strict" -> b.strict(true);
+                case "populate" -> b.populate(true);
+                default -> {
+                    if (!target.isEmpty() && !target.toString().startsWith("pci:") && flag.matches("\\d+(-\\d+)?")) {
+                        target.append(',').append(flag); // more node ids: interleave=0,1
+                    } else {
+                        throw bad(handlerName, term, "unknown flag '" + item + "' (expected: strict or populate)");
+                    }
+                }
+            }
+        }
+        if (!target.isEmpty()) {
+            try {
+                b.target(NumaTarget.parse(target.toString()));
+            } catch (IllegalArgumentException e) {
+                throw bad(handlerName, term, e.getMessage());
+            }
+        } else if (!policyName.equals("local") && !policyName.equals("firsttouch")
+                && !policyName.equals("first-touch")) {
+            throw bad(handlerName, term, "policy " + policyName + " needs a target, as in numa:" + policyName + "=0");
+        }
+        String nested = term.nested();
+        if (nested != null && nested.isEmpty()) {
+            throw bad(handlerName, term, "empty parentheses (expected: an upstream handler name inside)");
+        }
+        return b;
+    }
+
+    private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
+        return new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
+                + Messages.quote(term.text()) + ": " + what + " (expected: " + TERM_EXPECTED + ")");
     }
 
     /**
@@ -298,7 +387,14 @@ public final class NumaAllocator implements DataMemAllocator {
             return policy == NumaPolicy.FIRST_TOUCH && !targetGiven ? NumaTarget.allNodes() : target;
         }
 
-        String spec() {
+        /**
+         * The handler-name term these settings are written as, which {@link NumaAllocator#parse}
+         * reads back to the same settings: {@code numa:bind=0,strict}, {@code numa:local}. The
+         * builder's name and upstream are not part of it.
+         *
+         * @return the term
+         */
+        public String spec() {
             NumaTarget t = effectiveTarget();
             StringBuilder b = new StringBuilder("numa:");
             if (policy == NumaPolicy.BIND && t instanceof NumaTarget.Local) {

@@ -1,9 +1,11 @@
 package io.datamem.impl.pool;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.DeviceInterchange;
 import io.datamem.MemoryTraits;
 import io.datamem.internal.Checks;
-import io.datamem.DeviceInterchange;
+import io.datamem.internal.Messages;
+import io.datamem.spi.ProviderTerm;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
@@ -171,6 +173,73 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
          */
         public Options withMaxRetainedByteSize(long bytes) {
             return new Options(maxPooledByteSize, slabByteSize, bytes);
+        }
+
+        /**
+         * Reads the options of a {@code pool(UPSTREAM)} term of a handler name
+         * ({@code pool(aligned64):max=1m,slab=128k}): {@code max}, {@code slab} and {@code retain},
+         * each a byte size ({@code 64k}, {@code 1g}); the rest keep their defaults. The upstream
+         * name inside the parentheses is not read: the caller resolves it. {@link #spec()} writes
+         * the options back.
+         *
+         * @param term        the term, family {@code pool}
+         * @param handlerName the handler's name, for messages
+         * @return the options
+         * @throws NullPointerException     if an argument is null
+         * @throws IllegalArgumentException if the term is not {@code pool(UPSTREAM)} with a non-empty
+         *                                  upstream, an option is unknown or empty, or a size is
+         *                                  malformed or out of range; the message quotes the handler
+         *                                  name
+         */
+        public static Options parse(ProviderTerm term, String handlerName) {
+            Objects.requireNonNull(term, "term");
+            Objects.requireNonNull(handlerName, "handlerName");
+            String nested = term.nested();
+            if (nested == null || nested.isEmpty() || !term.text().startsWith("pool(")) {
+                throw new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
+                        + Messages.quote(term.text()) + " (expected: pool(UPSTREAM), for example pool(aligned64))");
+            }
+            Options options = DEFAULTS;
+            List<ProviderTerm.Option> items;
+            try {
+                items = term.options("pool");
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
+                        + e.getMessage(), e);
+            }
+            for (ProviderTerm.Option o : items) {
+                String value = o.value();
+                options = switch (o.key()) {
+                    case "max" -> options.withMaxPooledByteSize(ProviderTerm.byteSize("max", value, 1L << 40));
+                    case "slab" -> options.withSlabByteSize(ProviderTerm.byteSize("slab", value, 1L << 40));
+                    case "retain" -> options.withMaxRetainedByteSize(ProviderTerm.byteSize("retain", value, 1L << 40));
+                    default -> throw new IllegalArgumentException("handler name " + Messages.quote(handlerName)
+                            + ": pool option " + Messages.quote(o.toString())
+                            + " (expected: max=SIZE, slab=SIZE or retain=SIZE)");
+                };
+            }
+            return options;
+        }
+
+        /**
+         * The options as a handler name writes them after {@code pool(UPSTREAM)}, which
+         * {@link #parse} reads back: empty for the defaults, else {@code :} and the options that
+         * differ from them, in bytes ({@code :max=1048576}).
+         *
+         * @return the text to append to {@code pool(UPSTREAM)}
+         */
+        public String spec() {
+            List<String> parts = new ArrayList<>();
+            if (maxPooledByteSize != DEFAULTS.maxPooledByteSize) {
+                parts.add("max=" + maxPooledByteSize);
+            }
+            if (slabByteSize != DEFAULTS.slabByteSize) {
+                parts.add("slab=" + slabByteSize);
+            }
+            if (maxRetainedByteSize != DEFAULTS.maxRetainedByteSize) {
+                parts.add("retain=" + maxRetainedByteSize);
+            }
+            return parts.isEmpty() ? "" : ":" + String.join(",", parts);
         }
     }
 

@@ -2,16 +2,12 @@ package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.os.LinuxMemory;
-import io.datamem.impl.placement.HugePageAllocator.Fallback;
-import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
-import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
-import io.datamem.spi.ProviderTerm.Option;
 
 import java.util.List;
 
@@ -25,7 +21,6 @@ import java.util.List;
 public final class HugePagesProvider implements DataMemProvider {
 
     static final String FAMILY = "hugepages";
-    private static final String EXPECTED = "hugepages[:thp|2m|1g][,fallback=fail|thp|normal][,threshold=BYTES][(UPSTREAM)]";
 
     /** Creates the provider (called by {@link java.util.ServiceLoader}). */
     public HugePagesProvider() {
@@ -60,12 +55,12 @@ public final class HugePagesProvider implements DataMemProvider {
 
     @Override
     public void validate(ProviderTerm term, ProviderContext context) {
-        builder(term, context);
+        HugePageAllocator.parse(term, context.handlerName());
     }
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        HugePageAllocator.Builder b = builder(term, context);
+        HugePageAllocator.Builder b = HugePageAllocator.parse(term, context.handlerName());
         String nested = term.nested();
         if (nested == null) {
             return b.build();
@@ -78,55 +73,5 @@ public final class HugePagesProvider implements DataMemProvider {
         return b.upstream(upstream).build();
     }
 
-    /** Reads the term's options into a builder, without building: every check but the machine's. */
-    private static HugePageAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
-        HugePageAllocator.Builder b = HugePageAllocator.builder().name(context.handlerName());
-        List<Option> items;
-        try {
-            items = term.options(FAMILY);
-        } catch (IllegalArgumentException e) {
-            throw bad(context, term, e.getMessage());
-        }
-        PageKind pages = PageKind.TRANSPARENT;
-        Fallback fallback = Fallback.FAIL;
-        for (int i = 0; i < items.size(); i++) {
-            Option item = items.get(i);
-            String value = item.value();
-            switch (item.key()) {
-                case "thp", "transparent" -> pages = PageKind.TRANSPARENT;
-                case "2m", "2M" -> pages = PageKind.HUGETLB_2M;
-                case "1g", "1G" -> pages = PageKind.HUGETLB_1G;
-                case "fallback" -> fallback = switch (value) {
-                    case "fail", "none" -> Fallback.FAIL;
-                    case "thp", "transparent" -> Fallback.TRANSPARENT;
-                    case "normal" -> Fallback.NORMAL;
-                    default -> throw bad(context, term, "fallback=" + value + " (expected: fail, thp or normal)");
-                };
-                case "threshold" -> {
-                    try {
-                        b.thresholdByteSize(ProviderTerm.byteSize("threshold", value, DataMemAllocator.MAX_BYTE_SIZE));
-                    } catch (IllegalArgumentException e) {
-                        throw bad(context, term, e.getMessage());
-                    }
-                }
-                default -> throw bad(context, term, "unknown option " + Messages.quote(item.toString()));
-            }
-            if (!item.hasValue() && i > 0) {
-                throw bad(context, term, "the page size " + Messages.quote(item.toString()) + " must come first");
-            }
-        }
-        if (pages == PageKind.TRANSPARENT && fallback == Fallback.TRANSPARENT) {
-            throw bad(context, term, "fallback: TRANSPARENT for transparent pages (expected: fail or normal)");
-        }
-        String nested = term.nested();
-        if (nested != null && nested.isEmpty()) {
-            throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
-        }
-        return b.pages(pages).fallback(fallback);
-    }
 
-    private static IllegalArgumentException bad(ProviderContext context, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
-                + Messages.quote(term.text()) + ": " + what + " (expected: " + EXPECTED + ")");
-    }
 }

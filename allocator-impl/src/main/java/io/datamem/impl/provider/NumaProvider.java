@@ -4,19 +4,14 @@ import io.datamem.DataMemAllocator;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.OptionalModules;
 import io.datamem.impl.placement.NumaAllocator;
-import io.datamem.impl.placement.NumaPolicy;
-import io.datamem.impl.placement.NumaTarget;
-import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
-import io.datamem.spi.ProviderTerm.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -31,9 +26,6 @@ import java.util.Optional;
 public final class NumaProvider implements DataMemProvider {
 
     private static final String FAMILY = "numa";
-    private static final String EXPECTED = "numa:local, numa:POLICY=TARGET[,strict][,populate][(UPSTREAM)] with POLICY "
-            + "bind, preferred, interleave, firsttouch (no target) or nexttouch, and TARGET node ids (0,2 or 0-3), "
-            + "local, all or pci:DOMAIN:BUS:DEVICE.FUNCTION";
 
     /** Creates the provider (called by {@link java.util.ServiceLoader}). */
     public NumaProvider() {
@@ -94,12 +86,12 @@ public final class NumaProvider implements DataMemProvider {
 
     @Override
     public void validate(ProviderTerm term, ProviderContext context) {
-        builder(term, context);
+        NumaAllocator.parse(term, context.handlerName());
     }
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        NumaAllocator.Builder b = builder(term, context);
+        NumaAllocator.Builder b = NumaAllocator.parse(term, context.handlerName());
         String nested = term.nested();
         if (nested != null) {
             b.upstream(context.resolveAllocator(nested));
@@ -107,67 +99,5 @@ public final class NumaProvider implements DataMemProvider {
         return b.build();
     }
 
-    /** Reads the term's policy, target and flags into a builder, without building. */
-    private static NumaAllocator.Builder builder(ProviderTerm term, ProviderContext context) {
-        List<Option> items;
-        try {
-            items = term.options(FAMILY);
-        } catch (IllegalArgumentException e) {
-            throw bad(context, term, e.getMessage());
-        }
-        if (items.isEmpty()) {
-            throw bad(context, term, "no policy");
-        }
-        NumaAllocator.Builder b = NumaAllocator.builder().name(context.handlerName());
-        Option first = items.getFirst();
-        String policyName = first.key().toLowerCase(Locale.ROOT);
-        StringBuilder target = new StringBuilder(first.value());
-        if (policyName.equals("local")) {
-            if (first.hasValue()) {
-                throw bad(context, term, "'local' takes no value");
-            }
-            b.policy(NumaPolicy.BIND).target(NumaTarget.local());
-        } else {
-            try {
-                b.policy(NumaPolicy.ofSpec(policyName));
-            } catch (IllegalArgumentException e) {
-                throw bad(context, term, e.getMessage());
-            }
-        }
-        for (Option option : items.subList(1, items.size())) {
-            String item = option.toString();
-            String flag = item.toLowerCase(Locale.ROOT);
-            switch (flag) {
-                case "strict" -> b.strict(true);
-                case "populate" -> b.populate(true);
-                default -> {
-                    if (!target.isEmpty() && !target.toString().startsWith("pci:") && flag.matches("\\d+(-\\d+)?")) {
-                        target.append(',').append(flag); // more node ids: interleave=0,1
-                    } else {
-                        throw bad(context, term, "unknown flag '" + item + "' (expected: strict or populate)");
-                    }
-                }
-            }
-        }
-        if (!target.isEmpty()) {
-            try {
-                b.target(NumaTarget.parse(target.toString()));
-            } catch (IllegalArgumentException e) {
-                throw bad(context, term, e.getMessage());
-            }
-        } else if (!policyName.equals("local") && !policyName.equals("firsttouch")
-                && !policyName.equals("first-touch")) {
-            throw bad(context, term, "policy " + policyName + " needs a target, as in numa:" + policyName + "=0");
-        }
-        String nested = term.nested();
-        if (nested != null && nested.isEmpty()) {
-            throw bad(context, term, "empty parentheses (expected: an upstream handler name inside)");
-        }
-        return b;
-    }
 
-    private static IllegalArgumentException bad(ProviderContext context, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
-                + Messages.quote(term.text()) + ": " + what + " (expected: " + EXPECTED + ")");
-    }
 }

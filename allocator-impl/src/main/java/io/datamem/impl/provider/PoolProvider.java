@@ -2,11 +2,9 @@ package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
-import io.datamem.internal.Messages;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
-import io.datamem.spi.ProviderTerm.Option;
 
 import java.util.List;
 
@@ -52,30 +50,6 @@ public final class PoolProvider implements DataMemProvider {
     }
 
     private static PoolingAllocator.Options options(ProviderTerm term, ProviderContext context) {
-        String nested = term.nested();
-        if (nested == null || nested.isEmpty() || !term.text().startsWith("pool(")) {
-            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
-                    + Messages.quote(term.text()) + " (expected: pool(UPSTREAM), for example pool(aligned64))");
-        }
-        PoolingAllocator.Options options = PoolingAllocator.Options.DEFAULTS;
-        List<Option> items;
-        try {
-            items = term.options("pool");
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
-                    + e.getMessage(), e);
-        }
-        for (Option o : items) {
-            String value = o.value();
-            options = switch (o.key()) {
-                case "max" -> options.withMaxPooledByteSize(ProviderTerm.byteSize("max", value, 1L << 40));
-                case "slab" -> options.withSlabByteSize(ProviderTerm.byteSize("slab", value, 1L << 40));
-                case "retain" -> options.withMaxRetainedByteSize(ProviderTerm.byteSize("retain", value, 1L << 40));
-                default -> throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName())
-                        + ": pool option " + Messages.quote(o.toString())
-                        + " (expected: max=SIZE, slab=SIZE or retain=SIZE)");
-            };
-        }
-        return options;
+        return PoolingAllocator.Options.parse(term, context.handlerName());
     }
 }
