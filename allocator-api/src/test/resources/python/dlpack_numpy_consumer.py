@@ -7,8 +7,14 @@ This script rebuilds the same struct with ctypes over a copy of those bytes (the
 the data pointer), wraps it in a "dltensor_versioned" PyCapsule, and lets np.from_dlpack import it
 through an object's __dlpack__: NumPy then reads the fields exactly as datamem set them.
 
-Usage: dlpack_numpy_consumer.py probe         prints the max_version NumPy passes to __dlpack__
-       dlpack_numpy_consumer.py CASEFILE      imports every case; prints OK/FAIL lines
+The other way, "export" asks NumPy's own __dlpack__ (max_version given on the command line) for
+tensors of a few arrays and views, and prints every field of the DLManagedTensorVersioned NumPy
+wrote, and the bytes its data pointer reaches, in the same case format, for datamem to import;
+then calls NumPy's deleter.
+
+Usage: dlpack_numpy_consumer.py probe                 prints the max_version NumPy passes to __dlpack__
+       dlpack_numpy_consumer.py CASEFILE              imports every case; prints OK/FAIL lines
+       dlpack_numpy_consumer.py export MAJOR MINOR    prints NumPy's exports as cases
 """
 import ctypes
 import gc
@@ -183,9 +189,73 @@ def consume(case):
     return True
 
 
+PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+PyCapsule_GetPointer.restype = ctypes.c_void_p
+PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+PyCapsule_SetName = ctypes.pythonapi.PyCapsule_SetName
+PyCapsule_SetName.restype = ctypes.c_int
+PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def export(max_version):
+    base = np.arange(20, dtype=np.float64).reshape(4, 5)
+    ro = np.arange(6, dtype=np.int32)
+    ro.flags.writeable = False
+    arrays = {
+        "numpy-float64-c-contiguous": base,
+        "numpy-float64-transposed": base.T,
+        "numpy-float64-reversed": base[::-1, ::-2],
+        "numpy-int32-read-only": ro,
+        "numpy-uint8-0d": np.array(7, dtype=np.uint8),
+        "numpy-int16-zero-size": np.zeros((0, 3), dtype=np.int16),
+    }
+    for name, arr in arrays.items():
+        capsule = arr.__dlpack__(max_version=max_version)
+        m = ctypes.cast(PyCapsule_GetPointer(capsule, b"dltensor_versioned"),
+                        ctypes.POINTER(DLManagedTensorVersioned)).contents
+        t = m.dl_tensor
+        shape = [t.shape[i] for i in range(t.ndim)]
+        strides = None if not t.strides else [t.strides[i] for i in range(t.ndim)]
+        item = (t.dtype.bits * t.dtype.lanes + 7) // 8
+        raw = b""
+        if t.data and arr.size > 0:
+            steps = strides if strides is not None else list(np.array(arr.strides) // item)
+            lo = sum(s * (n - 1) for s, n in zip(steps, shape) if s < 0) * item
+            hi = sum(s * (n - 1) for s, n in zip(steps, shape) if s > 0) * item
+            # bytes from the data pointer (plus byte_offset plus the lowest element) to the highest
+            start = t.byte_offset + lo
+            raw = ctypes.string_at(t.data + start, hi - lo + item)
+            print("case %s" % name)
+            print("lowest %d" % lo)
+        else:
+            print("case %s" % name)
+            print("lowest 0")
+        print("version %d %d" % (m.version.major, m.version.minor))
+        print("flags %d" % m.flags)
+        print("device %d %d" % (t.device.device_type, t.device.device_id))
+        print("ndim %d" % t.ndim)
+        print("dtype %d %d %d" % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+        print("shape" + "".join(" %d" % v for v in shape))
+        print("strides" + (" NULL" if strides is None else "".join(" %d" % v for v in strides)))
+        print("byte_offset %d" % t.byte_offset)
+        print("data_null %d" % (0 if t.data else 1))
+        print("bytes " + raw.hex())
+        print("values" + "".join(" %r" % float(v) for v in np.ravel(arr, order="C").tolist()))
+        print("end")
+        # As a consumer does: mark the capsule used (so that its destructor leaves the tensor
+        # alone), then call the deleter once.
+        PyCapsule_SetName(capsule, b"used_dltensor_versioned")
+        if m.deleter:
+            m.deleter(ctypes.byref(m))
+    print("numpy %s" % np.__version__)
+
+
 def main():
     if sys.argv[1] == "probe":
         probe()
+        return 0
+    if sys.argv[1] == "export":
+        export((int(sys.argv[2]), int(sys.argv[3])))
         return 0
     ok = True
     for case in parse(sys.argv[1]):

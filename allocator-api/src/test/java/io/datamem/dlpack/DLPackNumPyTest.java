@@ -16,9 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +31,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -43,6 +47,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * with ctypes over a copy of the bytes, wraps it in a {@code dltensor_versioned} capsule returned
  * by an object's {@code __dlpack__}, and checks what {@code np.from_dlpack} makes of it: shape,
  * strides (in bytes), dtype, writeability from the flags, the values, no copy, and one deleter call.
+ * The other way, NumPy's own {@code __dlpack__} exports arrays and views; the script prints every
+ * field of the tensors NumPy wrote and the bytes they reach, and the test rebuilds each tensor in
+ * native memory and imports it with {@link DLPack#fromDLPack(MemorySegment, boolean)}.
  * Skipped when {@code python3} or NumPy 2.1 (the first to read versioned tensors) is absent.
  */
 class DLPackNumPyTest {
@@ -133,6 +140,97 @@ class DLPackNumPyTest {
         assertTrue(r.output().contains("writeable=False"), "the read-only export:\n" + r.output());
         System.out.println("NumPy's import of datamem's DLPack exports (max_version NumPy passes: " + numpyMax
                 + "):\n" + r.output());
+    }
+
+    @Test
+    void datamemImportsWhatNumPyExports() {
+        NativeToolchain.Result r = NativeToolchain.run(List.of("python3", script.toString(), "export",
+                String.valueOf(DLPackVersion.CURRENT.major()), String.valueOf(DLPackVersion.CURRENT.minor())), null);
+        assertEquals(0, r.exitCode(), r.output());
+        List<Map<String, String>> cases = parse(r.output());
+        assertEquals(6, cases.size(), r.output());
+        for (Map<String, String> c : cases) {
+            String name = c.get("case");
+            long[] shape = longs(c.get("shape"));
+            long[] strides = "NULL".equals(c.get("strides")) ? null : longs(c.get("strides"));
+            long[] dtype = longs(c.get("dtype"));
+            long[] version = longs(c.get("version"));
+            long flags = Long.parseLong(c.get("flags"));
+            byte[] bytes = HexFormat.of().parseHex(c.getOrDefault("bytes", ""));
+            long lowest = Long.parseLong(c.get("lowest"));
+            long byteOffset = Long.parseLong(c.get("byte_offset"));
+            try (Arena arena = Arena.ofConfined()) {
+                // NumPy's bytes from its lowest element on, at the same offsets from the data pointer
+                MemorySegment buffer = arena.allocate(Math.max(bytes.length, 1), 64);
+                MemorySegment.copy(MemorySegment.ofArray(bytes), 0, buffer, 0, bytes.length);
+                long data = "1".equals(c.get("data_null")) ? 0 : buffer.address() - byteOffset - lowest;
+                MemorySegment m = arena.allocate(DLPack.DL_MANAGED_TENSOR_VERSIONED);
+                m.set(JAVA_INT, 0, (int) version[0]);
+                m.set(JAVA_INT, 4, (int) version[1]);
+                m.set(JAVA_LONG, 24, flags);
+                long t = 32;
+                m.set(JAVA_LONG, t, data);
+                long[] device = longs(c.get("device"));
+                m.set(JAVA_INT, t + 8, (int) device[0]);
+                m.set(JAVA_INT, t + 12, (int) device[1]);
+                m.set(JAVA_INT, t + 16, shape.length);
+                m.set(JAVA_BYTE, t + 20, (byte) dtype[0]);
+                m.set(JAVA_BYTE, t + 21, (byte) dtype[1]);
+                m.set(JAVA_SHORT, t + 22, (short) dtype[2]);
+                m.set(JAVA_LONG, t + 24, shape.length == 0 ? 0 : arena.allocateFrom(JAVA_LONG, shape).address());
+                m.set(JAVA_LONG, t + 32, strides == null ? 0 : arena.allocateFrom(JAVA_LONG, strides).address());
+                m.set(JAVA_LONG, t + 40, byteOffset);
+                try (NDArray a = DLPack.fromDLPack(m, true)) {
+                    DType d = a.dtype();
+                    assertEquals(DType.ofDlpack((int) dtype[0], (int) dtype[1], (int) dtype[2]), d, name);
+                    assertArrayEquals(shape, a.shape(), name);
+                    if (strides != null && a.size() > 0) {
+                        for (int i = 0; i < shape.length; i++) {
+                            assertEquals(strides[i] * d.itemSize(), a.strides()[i], name + " stride " + i);
+                        }
+                    }
+                    assertEquals((flags & DLPack.FLAG_READ_ONLY) != 0, a.isReadOnly(), name + " read-only");
+                    if (a.size() > 0) {
+                        assertEquals(data + byteOffset, a.address(), name + ": no copy");
+                    }
+                    long[] values = c.get("values").isBlank() ? new long[0]
+                            : Arrays.stream(c.get("values").trim().split("\\s+")).mapToLong(v -> (long) Double.parseDouble(v))
+                            .toArray();
+                    long[] index = new long[shape.length];
+                    for (long k = 0; k < a.size(); k++) {
+                        assertEquals(values[(int) k], (long) a.getDouble(index), name + " element " + k);
+                        increment(index, shape);
+                    }
+                    assertEquals(values.length, a.size(), name);
+                }
+            }
+        }
+        System.out.println("datamem imported NumPy's exports:\n" + r.output());
+    }
+
+    /** The case blocks of the script's output: each key's text after it. */
+    private static List<Map<String, String>> parse(String output) {
+        List<Map<String, String>> cases = new ArrayList<>();
+        Map<String, String> current = null;
+        for (String line : output.lines().toList()) {
+            String key = line.contains(" ") ? line.substring(0, line.indexOf(' ')) : line;
+            String rest = line.contains(" ") ? line.substring(line.indexOf(' ') + 1).trim() : "";
+            if (key.equals("case")) {
+                current = new LinkedHashMap<>();
+                current.put("case", rest);
+            } else if (key.equals("end")) {
+                cases.add(current);
+                current = null;
+            } else if (current != null) {
+                current.put(key, rest);
+            }
+        }
+        return cases;
+    }
+
+    private static long[] longs(String text) {
+        return text.isBlank() ? new long[0] : Arrays.stream(text.trim().split("\\s+")).mapToLong(Long::parseLong)
+                .toArray();
     }
 
     /** Element k (in C order) holds k. */
