@@ -46,9 +46,12 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * caller. A float6 or float4 prototype gets a padded tensor (one element per byte), flagged
  * {@link DLPack#FLAG_IS_SUBBYTE_TYPE_PADDED}.
  *
- * <p>The function pointer is an FFM upcall stub that stays valid until {@link #close()}; calling
- * it after that is undefined behaviour, as for any freed native function. Tensors allocated before
- * remain valid: their deleter does not depend on this object. Thread-safe.
+ * <p>The function pointer is an FFM upcall stub that lives as long as the JVM, as datamem's other
+ * upcalls do: native code may keep the pointer where Java cannot see it, and a late call must not
+ * jump to freed code. {@link #close()} ends service, not validity: a call after it allocates
+ * nothing and fails with {@code RuntimeError}. Each allocator costs one stub for the life of the
+ * process, so make one per handler, not one per call. Tensors allocated before the close stay
+ * valid: their deleter does not depend on this object. Thread-safe.
  */
 public final class DLPackTensorAllocator implements AutoCloseable {
 
@@ -68,23 +71,23 @@ public final class DLPackTensorAllocator implements AutoCloseable {
     }
 
     private final DataMemHandler handler;
-    private final Arena arena = Arena.ofShared();
     private final MemorySegment function;
+    private volatile boolean closed;
 
     DLPackTensorAllocator(DataMemHandler handler) {
         this.handler = Objects.requireNonNull(handler, "handler");
         this.function = Linker.nativeLinker().upcallStub(ALLOCATE.bindTo(this),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS), arena);
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS), Arena.global());
     }
 
     /**
      * The {@code DLPackManagedTensorAllocator} function pointer.
      *
-     * @return a native function pointer, valid until {@link #close()}
+     * @return a native function pointer, callable for the life of the JVM
      * @throws IllegalStateException if this allocator is closed
      */
     public MemorySegment function() {
-        if (!arena.scope().isAlive()) {
+        if (closed) {
             throw new IllegalStateException("DLPackTensorAllocator of handler '" + handler.name() + "' is closed");
         }
         return function;
@@ -100,16 +103,12 @@ public final class DLPackTensorAllocator implements AutoCloseable {
     }
 
     /**
-     * Frees the upcall stub. Native code must not call {@link #function()} any more; tensors it
-     * allocated stay valid until their deleters run. Idempotent.
+     * Ends service: later calls of the function allocate nothing and report {@code RuntimeError}.
+     * Tensors it allocated stay valid until their deleters run. Idempotent.
      */
     @Override
     public void close() {
-        synchronized (arena) {
-            if (arena.scope().isAlive()) {
-                arena.close();
-            }
-        }
+        closed = true;
     }
 
     /** A refusal with its {@code SetError} kind. */
@@ -131,6 +130,10 @@ public final class DLPackTensorAllocator implements AutoCloseable {
             }
             MemorySegment slot = out.reinterpret(ADDRESS.byteSize());
             slot.set(ADDRESS, 0, MemorySegment.NULL);
+            if (closed) {
+                throw new Refusal("RuntimeError", "the DLPackManagedTensorAllocator of datamem handler '"
+                        + handler.name() + "' is closed");
+            }
             MemorySegment tensor = allocate(prototype);
             slot.set(ADDRESS, 0, tensor);
             return 0;

@@ -445,11 +445,19 @@ class DLPackNewestTest {
     }
 
     @Test
-    void aClosedAllocatorHasNoFunction() {
+    void aClosedAllocatorRefusesLateCalls() throws Throwable {
         DLPackTensorAllocator allocator = DLPack.managedTensorAllocator(h);
         assertEquals(h, allocator.handler());
+        MemorySegment function = allocator.function();
         allocator.close();
         allocator.close();
         assertThrows(IllegalStateException.class, allocator::function);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment err = arena.allocate(2048);
+            MemorySegment t = (MemorySegment) allocateLike.invokeExact(function, 1, 0, DType.DL_FLOAT, 32, 1, 1,
+                    arena.allocateFrom(JAVA_LONG, 4L), err, 2048);
+            assertRefused(new Allocated(t.address() == 0 ? null : t, err.getString(0)), "RuntimeError", "closed");
+        }
+        assertEquals(0, counting.allocations(), "a closed allocator allocates nothing");
     }
 }
