@@ -166,8 +166,9 @@ public final class DLPack {
      *
      * <ul>
      *   <li>Version: a consumer whose {@code max_version} is at least 1.0 gets a
-     *       {@code DLManagedTensorVersioned} of the highest version both read (1.1, or 1.0 for a
-     *       1.0 consumer); a legacy consumer gets a {@code DLManagedTensor}.</li>
+     *       {@code DLManagedTensorVersioned} of the highest version both read (1.3, or the
+     *       consumer's lower 1.x); a legacy consumer gets a {@code DLManagedTensor}. A dtype or
+     *       device type the version does not define is refused.</li>
      *   <li>Device: the tensor is on {@link #dlpackDevice(NDArray)}. A {@code dl_device} other
      *       than that must be the CPU: host-accessible memory is then shared as
      *       {@code (kDLCPU, 0)}, device memory is copied to the host (unless
@@ -192,8 +193,9 @@ public final class DLPack {
      *                                       for memory without a device backend
      * @throws BufferException               if the array cannot be exported as asked: a read-only
      *                                       array for a legacy consumer, a stride that is not a
-     *                                       multiple of the item size, a dtype the consumer's
-     *                                       version lacks, a {@code dl_device} other than the CPU,
+     *                                       multiple of the item size, a dtype or device type
+     *                                       the consumer's version lacks, a {@code dl_device}
+     *                                       other than the CPU,
      *                                       {@link CopyMode#NEVER} where a copy is needed, device
      *                                       memory without a {@link DeviceInterchange}
      * @throws OutOfNativeMemoryException    if the struct or a copy cannot be allocated
