@@ -94,15 +94,6 @@ public final class DLPackTensorAllocator implements AutoCloseable {
     }
 
     /**
-     * The handler tensors are allocated through.
-     *
-     * @return the handler
-     */
-    public DataMemHandler handler() {
-        return handler;
-    }
-
-    /**
      * Ends service: later calls of the function allocate nothing and report {@code RuntimeError}.
      * Tensors it allocated stay valid until their deleters run. Idempotent.
      */
