@@ -428,7 +428,7 @@ public final class DLPack {
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
     static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
-                                       long flags, BufferView view, NDArray owned) {
+                               long flags, BufferView view, NDArray owned) {
         long[] shape = shared.shape();
         long[] byteStrides = shared.strides();
         int ndim = shape.length;
@@ -695,11 +695,7 @@ public final class DLPack {
     }
 
     /** The datamem dtype of a DLPack {@code (code, bits, lanes)}, as {@link #fromDLPack} reads it. */
-    static Optional<DType> dtypeOf(int code, int bits, int lanes) {
-        return lookupDtype(code, bits, lanes);
-    }
-
-    private static Optional<DType> lookupDtype(int code, int bits, int lanes) {
+    static Optional<DType> lookupDtype(int code, int bits, int lanes) {
         for (DType d : DType.builtins()) {
             if (d.dlpackCode() == code && d.dlpackBits() == bits && d.dlpackLanes() == lanes) {
                 return Optional.of(d);

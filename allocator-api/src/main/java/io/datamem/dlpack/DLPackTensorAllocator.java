@@ -175,7 +175,7 @@ public final class DLPackTensorAllocator implements AutoCloseable {
                         + " dimension");
             }
         }
-        DType dtype = DLPack.dtypeOf(code, bits, lanes).orElseThrow(() -> new Refusal("ValueError",
+        DType dtype = DLPack.lookupDtype(code, bits, lanes).orElseThrow(() -> new Refusal("ValueError",
                 "prototype dtype (code " + code + ", bits " + bits + ", lanes " + lanes + ") is not a datamem dtype"));
         NDArray array;
         try {
