@@ -35,8 +35,10 @@ public enum DeviceType {
     WEBGPU(15),
     /** {@code kDLHexagon}: Qualcomm Hexagon DSP memory. */
     HEXAGON(16),
-    /** {@code kDLMAIA}: Microsoft MAIA device memory. */
-    MAIA(17);
+    /** {@code kDLMAIA}: Microsoft MAIA device memory (DLPack 1.0). */
+    MAIA(17),
+    /** {@code kDLTrn}: AWS Trainium device memory (DLPack 1.2). */
+    TRN(18);
 
     private final int code;
 

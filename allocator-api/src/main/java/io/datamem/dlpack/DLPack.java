@@ -52,7 +52,14 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * the deleter. The deleter is an FFM upcall: callable from any native thread, also after Java has
  * dropped every reference to the array, and it releases the export exactly once. Read-only arrays
  * carry {@link #FLAG_READ_ONLY}; copies {@link #FLAG_IS_COPIED} (both in versioned tensors only:
- * a read-only array cannot be exported to a legacy consumer, as NumPy refuses too).
+ * a read-only array cannot be exported to a legacy consumer, as NumPy refuses too); the sub-byte
+ * dtypes ({@link CustomDTypes#subByte()}, one element per byte) {@link #FLAG_IS_SUBBYTE_TYPE_PADDED}
+ * (versioned tensors only as well). Strides are set for every tensor, C-contiguous ones included,
+ * as DLPack 1.2 requires; a device type or dtype the consumer's version does not define is refused.
+ *
+ * <p>{@link #managedTensorAllocator(DataMemHandler)} is the producer side of DLPack's C exchange
+ * API: a {@code DLPackManagedTensorAllocator} native code calls to get tensors allocated by a
+ * datamem handler.
  *
  * <p><b>Import.</b> {@link #fromDLPack(MemorySegment, boolean)} validates a producer's tensor
  * before taking it (any rejection leaves it, and its deleter, with the caller), then returns an
@@ -67,8 +74,11 @@ public final class DLPack {
     /** The DLPack major version of {@code DLManagedTensorVersioned} datamem reads and writes. */
     public static final int MAJOR_VERSION = 1;
 
-    /** The DLPack minor version datamem writes: 1.1 (float8 type codes). */
-    public static final int MINOR_VERSION = 1;
+    /**
+     * The DLPack minor version datamem writes: 1.3 (strides always set, device types through
+     * {@code kDLTrn}, the float8, float6 and float4 type codes).
+     */
+    public static final int MINOR_VERSION = 3;
 
     /** {@code DLPACK_FLAG_BITMASK_READ_ONLY}: the consumer must not write. */
     public static final long FLAG_READ_ONLY = 1L;
@@ -156,8 +166,9 @@ public final class DLPack {
      *
      * <ul>
      *   <li>Version: a consumer whose {@code max_version} is at least 1.0 gets a
-     *       {@code DLManagedTensorVersioned} of the highest version both read (1.1, or 1.0 for a
-     *       1.0 consumer); a legacy consumer gets a {@code DLManagedTensor}.</li>
+     *       {@code DLManagedTensorVersioned} of the highest version both read (1.3, or the
+     *       consumer's lower 1.x); a legacy consumer gets a {@code DLManagedTensor}. A dtype or
+     *       device type the version does not define is refused.</li>
      *   <li>Device: the tensor is on {@link #dlpackDevice(NDArray)}. A {@code dl_device} other
      *       than that must be the CPU: host-accessible memory is then shared as
      *       {@code (kDLCPU, 0)}, device memory is copied to the host (unless
@@ -182,8 +193,9 @@ public final class DLPack {
      *                                       for memory without a device backend
      * @throws BufferException               if the array cannot be exported as asked: a read-only
      *                                       array for a legacy consumer, a stride that is not a
-     *                                       multiple of the item size, a dtype the consumer's
-     *                                       version lacks, a {@code dl_device} other than the CPU,
+     *                                       multiple of the item size, a dtype or device type
+     *                                       the consumer's version lacks, a {@code dl_device}
+     *                                       other than the CPU,
      *                                       {@link CopyMode#NEVER} where a copy is needed, device
      *                                       memory without a {@link DeviceInterchange}
      * @throws OutOfNativeMemoryException    if the struct or a copy cannot be allocated
@@ -238,6 +250,7 @@ public final class DLPack {
         }
         DType dtype = array.dtype();
         checkDtype(dtype, produced, versioned);
+        checkDevice(exported, produced);
         if (!versioned && array.isReadOnly() && !copy) {
             throw new BufferException("cannot export read-only " + array + " as a legacy DLManagedTensor, which"
                     + " cannot say read-only: the consumer must ask for DLPack >= 1.0 (max_version), or a copy");
@@ -263,7 +276,8 @@ public final class DLPack {
                 view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
             }
             NDArray shared = copy ? owned : array;
-            long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0);
+            long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
+                    | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
             return write(shared, exported, produced, versioned, flags, view, owned);
         } catch (RuntimeException | Error e) {
             if (view != null) {
@@ -277,18 +291,50 @@ public final class DLPack {
     }
 
     private static void checkDtype(DType dtype, DLPackVersion produced, boolean versioned) {
-        if ((long) dtype.dlpackBits() * dtype.dlpackLanes() != dtype.itemSize() * 8L) {
+        boolean subByte = isPaddedSubByte(dtype);
+        if (!subByte && (long) dtype.dlpackBits() * dtype.dlpackLanes() != dtype.itemSize() * 8L) {
             throw new BufferException("dtype " + dtype + ": DLPack bits x lanes " + dtype.dlpackBits() + " x "
                     + dtype.dlpackLanes() + " does not describe its " + dtype.itemSize() + "-byte items");
         }
         int code = dtype.dlpackCode();
-        if (code >= 7 && code <= 17 && (!versioned || produced.compareTo(DLPackVersion.CURRENT) < 0)) {
+        if (code >= 7 && code <= 17 && (!versioned || produced.compareTo(DLPackVersion.V1_1) < 0)) {
             throw new BufferException("dtype " + dtype + " has DLPack type code " + code + ", defined in DLPack 1.1,"
                     + " but the consumer reads at most " + (versioned ? "DLPack " + produced : "legacy DLPack"));
+        }
+        if (subByte && !versioned) {
+            throw new BufferException("dtype " + dtype + " holds " + dtype.dlpackBits() + "-bit elements one per byte"
+                    + " (padded), which only a DLManagedTensorVersioned can say (IS_SUBBYTE_TYPE_PADDED): a legacy"
+                    + " DLManagedTensor would be read as packed");
         }
         if (code > 17 && code != DType.DL_OPAQUE_HANDLE) {
             throw new BufferException("dtype " + dtype + " has DLPack type code " + code + ", which DLPack "
                     + DLPackVersion.CURRENT + " does not define");
+        }
+    }
+
+    /**
+     * Whether a dtype is a sub-byte type held one element per byte: DLPack bits x lanes below 8 in
+     * a 1-byte item. Such tensors carry {@link #FLAG_IS_SUBBYTE_TYPE_PADDED}.
+     */
+    static boolean isPaddedSubByte(DType dtype) {
+        return dtype.itemSize() == 1 && (long) dtype.dlpackBits() * dtype.dlpackLanes() < 8;
+    }
+
+    /** The DLPack version that defined a device type: 1.0 for kDLMAIA, 1.2 for kDLTrn. */
+    private static DLPackVersion deviceSince(DeviceType type) {
+        return switch (type) {
+            case MAIA -> DLPackVersion.V1_0;
+            case TRN -> DLPackVersion.V1_2;
+            default -> DLPackVersion.LEGACY;
+        };
+    }
+
+    private static void checkDevice(Device device, DLPackVersion produced) {
+        DLPackVersion since = deviceSince(device.type());
+        if (produced.compareTo(since) < 0) {
+            throw new BufferException("device " + device + " has DLPack device type " + device.type().code()
+                    + ", defined in DLPack " + since + ", but the consumer reads at most "
+                    + (produced.isLegacy() ? "legacy DLPack" : "DLPack " + produced));
         }
     }
 
@@ -380,8 +426,9 @@ public final class DLPack {
         }
     }
 
-    private static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
-                                       long flags, BufferView view, NDArray owned) {
+    /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
+    static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
+                               long flags, BufferView view, NDArray owned) {
         long[] shape = shared.shape();
         long[] byteStrides = shared.strides();
         int ndim = shape.length;
@@ -446,6 +493,19 @@ public final class DLPack {
     }
 
     /**
+     * The producer side of DLPack's C exchange API: a {@code DLPackManagedTensorAllocator} native
+     * code calls to get {@code DLManagedTensorVersioned}s shaped like a prototype, allocated by
+     * {@code handler} and freed through it by their deleters (see {@link DLPackTensorAllocator}).
+     *
+     * @param handler the handler that allocates the tensors' memory
+     * @return the allocator; close it once native code will not call it any more
+     * @throws NullPointerException if {@code handler} is null
+     */
+    public static DLPackTensorAllocator managedTensorAllocator(DataMemHandler handler) {
+        return new DLPackTensorAllocator(handler);
+    }
+
+    /**
      * The number of tensors exported whose deleter has not been called yet.
      *
      * @return live exports, across the JVM
@@ -487,7 +547,10 @@ public final class DLPack {
      *                                  a major version other than {@value #MAJOR_VERSION}, unknown
      *                                  flag bits, an unknown device type or negative device id,
      *                                  ndim outside 0..{@value NDArray#MAX_NDIM}, a NULL shape for
-     *                                  ndim &gt; 0, a negative dimension, an unknown dtype, NULL data
+     *                                  ndim &gt; 0, a negative dimension, an unknown dtype, a float6
+     *                                  or float4 tensor that is packed (not flagged
+     *                                  {@link #FLAG_IS_SUBBYTE_TYPE_PADDED}) or has other bits or
+     *                                  lanes than 6 or 4 and 1, NULL data
      *                                  with elements, strides, a byte offset or a size whose
      *                                  elements would reach outside the address space
      */
@@ -547,7 +610,19 @@ public final class DLPack {
         if (shapePtr == 0 && ndim > 0) {
             throw reject("shape is NULL for ndim " + ndim);
         }
+        if (code >= 15 && code <= 17 && (bits != (code == 17 ? 4 : 6) || lanes != 1)) {
+            throw reject("dtype (code " + code + ", bits " + bits + ", lanes " + lanes + "): DLPack "
+                    + DLPackVersion.CURRENT + " defines type code " + code + " only with bits " + (code == 17 ? 4 : 6)
+                    + " and lanes 1 (other values are unspecified, and a consumer must stop importing)");
+        }
         Optional<DType> found = lookupDtype(code, bits, lanes);
+        if (found.isPresent() && isPaddedSubByte(found.get()) && (flags & FLAG_IS_SUBBYTE_TYPE_PADDED) == 0) {
+            throw reject("dtype " + found.get() + " (code " + code + ", bits " + bits + ") is packed, "
+                    + (versioned ? "the flag IS_SUBBYTE_TYPE_PADDED is not set" : "as every legacy DLManagedTensor"
+                    + " of a sub-byte type is") + ": datamem arrays hold whole bytes per element and read " + bits
+                    + "-bit types only padded, one element per byte (ask the producer for a padded tensor, or"
+                    + " import the bytes as uint8)");
+        }
         if (found.isEmpty()) {
             throw reject("dtype (code " + code + ", bits " + bits + ", lanes " + lanes + ") is unknown (datamem"
                     + " imports bool, int8-64, uint8-64, float16/32/64, bfloat16, complex64/128 and the registered"
@@ -619,14 +694,16 @@ public final class DLPack {
                 byteStrides, count == 0 ? 0 : -lo, readOnly);
     }
 
-    private static Optional<DType> lookupDtype(int code, int bits, int lanes) {
+    /** The datamem dtype of a DLPack {@code (code, bits, lanes)}, as {@link #fromDLPack} reads it. */
+    static Optional<DType> lookupDtype(int code, int bits, int lanes) {
         for (DType d : DType.builtins()) {
             if (d.dlpackCode() == code && d.dlpackBits() == bits && d.dlpackLanes() == lanes) {
                 return Optional.of(d);
             }
         }
         Optional<DType> custom = CustomDTypes.ofDlpack(code, bits, lanes);
-        if (custom.isPresent() && (long) bits * lanes != custom.get().itemSize() * 8L) {
+        if (custom.isPresent() && !isPaddedSubByte(custom.get())
+                && (long) bits * lanes != custom.get().itemSize() * 8L) {
             return Optional.empty();
         }
         return custom;

@@ -31,7 +31,7 @@ public record DLPackOptions(DLPackVersion maxVersion, CopyMode copy, OptionalLon
     }
 
     /**
-     * The defaults of a current consumer: {@code max_version} DLPack 1.1, {@code copy=None}, no
+     * The defaults of a current consumer: {@code max_version} {@link DLPackVersion#CURRENT} (1.3), {@code copy=None}, no
      * stream, the array's own device.
      *
      * @return the default options

@@ -10,8 +10,17 @@ package io.datamem.dlpack;
  */
 public record DLPackVersion(int major, int minor) implements Comparable<DLPackVersion> {
 
-    /** The version datamem produces and reads: DLPack 1.1. */
-    public static final DLPackVersion CURRENT = new DLPackVersion(1, 1);
+    /**
+     * The version datamem produces and reads: DLPack 1.3 (strides always set, as 1.2 requires;
+     * device types through {@code kDLTrn}; the float8, float6 and float4 type codes of 1.1).
+     */
+    public static final DLPackVersion CURRENT = new DLPackVersion(1, 3);
+
+    /** DLPack 1.2: {@code kDLTrn}, strides required, the C exchange API. */
+    public static final DLPackVersion V1_2 = new DLPackVersion(1, 2);
+
+    /** DLPack 1.1: the float8, float6 and float4 type codes, {@code IS_SUBBYTE_TYPE_PADDED}. */
+    public static final DLPackVersion V1_1 = new DLPackVersion(1, 1);
 
     /** DLPack 1.0, the first version with {@code DLManagedTensorVersioned}. */
     public static final DLPackVersion V1_0 = new DLPackVersion(1, 0);

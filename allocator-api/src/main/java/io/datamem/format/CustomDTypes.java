@@ -17,7 +17,11 @@ import java.util.TreeSet;
  * {@code [id$payload]}, and that DLPack names with type codes beyond the built-in dtypes'.
  *
  * <p>Registered from the start: {@link DType#BFLOAT16} as {@code [ml_dtypes$bfloat16]} and the
- * eight float8 formats of DLPack 1.1 and ml_dtypes as {@code [ml_dtypes$float8_...]}. The
+ * eight float8 formats of DLPack 1.1 and ml_dtypes as {@code [ml_dtypes$float8_...]}, and its
+ * float6 and float4 formats as {@code [ml_dtypes$float6_e2m3fn]}, {@code [ml_dtypes$float6_e3m2fn]}
+ * and {@code [ml_dtypes$float4_e2m1fn]}: sub-byte types held one element per byte, in the low
+ * bits (as ml_dtypes stores them), which DLPack calls padded
+ * ({@code DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED}). The
  * identifier {@code ml_dtypes} is the PyPI package that defines these types for NumPy, as the
  * draft asks identifiers to be. Further dtypes can be {@linkplain #register(DType) registered}: the
  * format of a registrable dtype is a custom spelling, each of whose alternatives (other than the
@@ -47,6 +51,15 @@ public final class CustomDTypes {
     /** {@code float8_e8m0fnu} (DLPack {@code kDLFloat8_e8m0fnu} = 14). */
     public static final DType FLOAT8_E8M0FNU = float8("float8_e8m0fnu", 14);
 
+    /** {@code float6_e2m3fn} (DLPack {@code kDLFloat6_e2m3fn} = 15, 6 bits, one per byte). */
+    public static final DType FLOAT6_E2M3FN = subByte("float6_e2m3fn", 15, 6);
+    /** {@code float6_e3m2fn} (DLPack {@code kDLFloat6_e3m2fn} = 16, 6 bits, one per byte). */
+    public static final DType FLOAT6_E3M2FN = subByte("float6_e3m2fn", 16, 6);
+    /** {@code float4_e2m1fn} (DLPack {@code kDLFloat4_e2m1fn} = 17, 4 bits, one per byte). */
+    public static final DType FLOAT4_E2M1FN = subByte("float4_e2m1fn", 17, 4);
+
+    private static final List<DType> SUB_BYTE = List.of(FLOAT6_E2M3FN, FLOAT6_E3M2FN, FLOAT4_E2M1FN);
+
     private static final List<DType> FLOAT8 = List.of(FLOAT8_E3M4, FLOAT8_E4M3, FLOAT8_E4M3B11FNUZ, FLOAT8_E4M3FN,
             FLOAT8_E4M3FNUZ, FLOAT8_E5M2, FLOAT8_E5M2FNUZ, FLOAT8_E8M0FNU);
 
@@ -58,6 +71,9 @@ public final class CustomDTypes {
         for (DType d : FLOAT8) {
             add(d);
         }
+        for (DType d : SUB_BYTE) {
+            add(d);
+        }
     }
 
     private CustomDTypes() {
@@ -65,6 +81,20 @@ public final class CustomDTypes {
 
     private static DType float8(String name, int dlpackCode) {
         return DType.custom(name, 1, 1, "[" + ML_DTYPES + "$" + name + "]", dlpackCode, 8, 1, "|V1");
+    }
+
+    private static DType subByte(String name, int dlpackCode, int bits) {
+        return DType.custom(name, 1, 1, "[" + ML_DTYPES + "$" + name + "]", dlpackCode, bits, 1, "|V1");
+    }
+
+    /**
+     * The sub-byte dtypes: float6 and float4, each element in the low bits of a byte of its own
+     * (DLPack bits 6 or 4, lanes 1, item size 1).
+     *
+     * @return float6_e2m3fn, float6_e3m2fn, float4_e2m1fn
+     */
+    public static List<DType> subByte() {
+        return SUB_BYTE;
     }
 
     /**
