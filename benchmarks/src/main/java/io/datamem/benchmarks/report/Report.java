@@ -39,6 +39,10 @@ public final class Report {
 
     /** Goal: the default handler within this factor of the C baseline. */
     public static final double DEFAULT_VS_C = 1.3;
+    /** Goal: each exchange (a DLPack export + import round trip, a {@code Py_buffer} request) at most this many ns. */
+    public static final double EXCHANGE_NS = 200.0;
+    /** Goal: a pair through an exported NEP 49 handler at most this factor of the Java pair, plus its crossings. */
+    public static final double UPCALL_PAIR_VS_JAVA = 2.0;
     /** Goal: {@code DataMem.current()} under this many ns. */
     public static final double CURRENT_NS = 2.0;
     /** Goal: {@code +stats} adds at most this many ns per pair. */
@@ -235,6 +239,7 @@ public final class Report {
         slots.put("trace", trace());
         slots.put("rss", rss());
         slots.put("current", current());
+        slots.put("exchanges", exchanges());
         slots.put("stats", statistics());
         slots.put("hugepages", hugePages());
         slots.put("streaming", streaming());
@@ -536,6 +541,8 @@ public final class Report {
         goals.add(statsGoal());
         goals.add(micrometerGoal());
         goals.add(currentGoal());
+        goals.add(exchangeGoal());
+        goals.add(upcallPairGoal());
         goals.add(thpGoal());
         goals.add(arrayVsNumPy());
         goals.add(arrayVsMalloc());
@@ -684,6 +691,79 @@ public final class Report {
 
     private Optional<Result> named(String benchmark) {
         return find(r -> r.benchmark().equals(benchmark));
+    }
+
+    private static final List<String[]> EXCHANGES = List.of(
+            new String[] {"Exchanges.dlpackLegacy", "DLPack, legacy `DLManagedTensor`: export, import back, close (deleter)"},
+            new String[] {"Exchanges.dlpackVersioned", "DLPack, `DLManagedTensorVersioned`: export, import back, close"},
+            new String[] {"Exchanges.pyBuffer", "`Py_buffer` (`FULL_RO`): request and release"},
+            new String[] {"Exchanges.nep49Pair", "64-byte pair through the exported `PyDataMem_Handler` (downcall to its"
+                    + " `malloc` and `free`, each an upcall)"},
+            new String[] {"Exchanges.emptyUpcall", "one crossing: a downcall to an upcall stub that does nothing"},
+            new String[] {"Exchanges.javaPair", "64-byte pair on the handler directly"});
+
+    /** The exchanges table. */
+    private String exchanges() {
+        if (EXCHANGES.stream().noneMatch(e -> named(e[0]).isPresent())) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder("| exchange (float64[8] of `default_allocator` memory) | ns per"
+                + " operation |\n|---|---:|\n");
+        for (String[] e : EXCHANGES) {
+            b.append("| ").append(e[1]).append(" | ").append(cell(named(e[0]))).append(" |\n");
+        }
+        return b.toString();
+    }
+
+    /** Goal: every exchange at most {@link #EXCHANGE_NS}. */
+    private Goal exchangeGoal() {
+        String goal = "each exchange (DLPack legacy and versioned round trip, `Py_buffer`) ≤ " + fmt(EXCHANGE_NS) + " ns";
+        List<Check> checks = new ArrayList<>();
+        StringBuilder figure = new StringBuilder();
+        int forks = Integer.MAX_VALUE;
+        for (String[] e : EXCHANGES.subList(0, 3)) {
+            Optional<Result> r = named(e[0]);
+            if (r.isEmpty()) {
+                continue;
+            }
+            double v = r.get().score();
+            double err = r.get().error();
+            checks.add(new Check(v <= EXCHANGE_NS, !(Math.abs(v - EXCHANGE_NS) >= err)));
+            forks = Math.min(forks, r.get().forks());
+            figure.append(figure.isEmpty() ? "" : ", ").append(e[0].substring(e[0].indexOf('.') + 1)).append(' ')
+                    .append(fmt(v)).append(" ± ").append(fmt(err)).append(" ns");
+        }
+        if (checks.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        boolean met = checks.stream().allMatch(Check::pass);
+        return new Goal(goal, figure.toString(), strictVerdict(checks, forks), met ? ""
+                : "an exchange pins the array, builds the native struct (DLPack: tensor, shape and strides in one"
+                + " native block; `Py_buffer`: the struct, shape, strides and format) and, on the way back, adopts"
+                + " the memory as an array with its own lifecycle: the figures above say which part exceeds the"
+                + " target.");
+    }
+
+    /** Goal: the NEP 49 upcall pair at most {@link #UPCALL_PAIR_VS_JAVA}× the Java pair plus two crossings. */
+    private Goal upcallPairGoal() {
+        String goal = "a pair through an exported NEP 49 handler ≤ " + fmt(UPCALL_PAIR_VS_JAVA)
+                + "× the Java pair + its two crossings";
+        Optional<Result> pair = named("Exchanges.nep49Pair");
+        Optional<Result> java = named("Exchanges.javaPair");
+        Optional<Result> crossing = named("Exchanges.emptyUpcall");
+        if (pair.isEmpty() || java.isEmpty() || crossing.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        double target = UPCALL_PAIR_VS_JAVA * java.get().score() + 2 * crossing.get().score();
+        double targetError = Math.hypot(UPCALL_PAIR_VS_JAVA * nz(java.get().error()), 2 * nz(crossing.get().error()));
+        double v = pair.get().score();
+        double err = Math.hypot(nz(pair.get().error()), targetError);
+        int forks = Math.min(pair.get().forks(), Math.min(java.get().forks(), crossing.get().forks()));
+        List<Check> checks = List.of(new Check(v <= target, !(Math.abs(v - target) >= err)));
+        return new Goal(goal, fmt(v) + " ± " + fmt(pair.get().error()) + " ns against " + fmt(target) + " ns ("
+                + fmt(UPCALL_PAIR_VS_JAVA) + " × " + fmt(java.get().score()) + " + 2 × " + fmt(crossing.get().score())
+                + ")", strictVerdict(checks, forks), v <= target ? "" : "the exported handler's upcalls record each"
+                + " block in a live-block table (NumPy's `realloc` gives no old size), which the Java pair does not.");
     }
 
     private Goal currentGoal() {

@@ -126,6 +126,17 @@ class ReportTest {
             double v = figures.getOrDefault(m, m.startsWith("ndarray") ? 1.2 : m.startsWith("segment") ? 1.0 : 0.9);
             rs.add(new Result("NDArrayAccess." + m, Map.of(), 1, "avgt", v, 0.01, "ns/op", JDK, forks, Map.of()));
         }
+        for (String m : List.of("dlpackLegacy", "dlpackVersioned", "pyBuffer", "nep49Pair", "emptyUpcall",
+                "javaPair")) {
+            double v = figures.getOrDefault("exchange-" + m, switch (m) {
+                case "dlpackLegacy", "dlpackVersioned" -> 150.0;
+                case "pyBuffer" -> 100.0;
+                case "nep49Pair" -> 50.0;
+                case "emptyUpcall" -> 10.0;
+                default -> 20.0;
+            });
+            rs.add(new Result("Exchanges." + m, Map.of(), 1, "avgt", v, v / 50, "ns/op", JDK, forks, Map.of()));
+        }
         for (long offset : new long[] {0, 16, 1}) {
             for (long kib : new long[] {256, 65536}) {
                 rs.add(new Result("Streaming.triad", Map.of("offset", "" + offset, "kib", "" + kib), 1, "avgt",
@@ -165,10 +176,12 @@ class ReportTest {
         for (String goal : List.of("mixed-size trace: peak RSS", "`default_allocator` within",
                 "`pool(aligned64)` faster", "`pool(aligned64)` per-pair cost on 2 and 4 threads", "`aligned64` ≤",
                 "`+stats` adds", "the Micrometer binder adds", "`DataMem.current()`", "transparent huge pages ≥",
-                "written-array lifecycle on", "written-array lifecycle ≤", "element access", "on 2 threads")) {
+                "written-array lifecycle on", "written-array lifecycle ≤", "element access", "on 2 threads",
+                "each exchange", "a pair through an exported NEP 49 handler")) {
             assertTrue(goalRow(md, goal).contains("**met**"), goalRow(md, goal));
         }
         assertFalse(md.contains("Why goals were missed"));
+        assertTrue(md.contains("| `Py_buffer` (`FULL_RO`): request and release | 100 ± 2.00 |"), md);
         assertTrue(md.contains("| datamem: default_allocator | 12.0 ± 0.60 |"), "ns/op with its error");
         assertTrue(md.contains("| datamem: default_allocator | 1.20× |"), "ratio against C");
         assertTrue(md.contains("| Netty pooled direct | 20.00× |"), "pool against a peer");
@@ -499,5 +512,16 @@ class ReportTest {
         assertEquals("1.30×", Report.ratio(1.3));
         assertEquals(2 * Math.hypot(0.1, 0.05), Report.ratioError(10, 1, 5, 0.25), 1e-9);
         assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * Report.gbPerSecond(1024, 1.0));
+    }
+
+    @Test
+    void slowExchangesMissTheirGoalsAndSayWhy() throws IOException {
+        String md = render(run(Map.of("exchange-dlpackVersioned", 400.0, "exchange-nep49Pair", 200.0)), "0.1, 0.1, 0.1",
+                List.of()).markdown();
+        assertTrue(goalRow(md, "each exchange").contains("**missed**"), goalRow(md, "each exchange"));
+        assertTrue(goalRow(md, "each exchange").contains("dlpackVersioned 400 ± 8.00 ns"), goalRow(md, "each exchange"));
+        assertTrue(goalRow(md, "a pair through an exported NEP 49 handler").contains("200 ± 4.00 ns against 60.0 ns"),
+                goalRow(md, "a pair through an exported NEP 49 handler"));
+        assertTrue(md.contains("live-block table"), "the miss says why");
     }
 }
