@@ -277,6 +277,26 @@ class ArrowCDataTest {
     }
 
     @Test
+    void anImportedArrayJavaDroppedIsReleasedByTheCleaner() throws Exception {
+        NDArray a = array(DType.INT32, 16);
+        MemorySegment s = schema();
+        MemorySegment out = array();
+        ArrowCData.exportArray(a, s, out);
+        importAndForget(s, out);
+        for (int i = 0; i < 200 && ArrowCData.outstandingExports() > 0; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertEquals(0, ArrowCData.outstandingExports(), "the collected import called release");
+        a.close();   // unpinned by that release
+    }
+
+    private static void importAndForget(MemorySegment s, MemorySegment out) {
+        NDArray imported = ArrowCData.importArray(s, out);
+        assertEquals(16, imported.size());
+    }
+
+    @Test
     void aSecondReleaseIsANoOp() throws Throwable {
         try (NDArray a = array(DType.INT8, 3, 2)) {
             MemorySegment s = schema();
