@@ -13,6 +13,8 @@ import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.spi.DataMemProvider;
+import io.datamem.usm.UsmHook;
+import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
@@ -577,7 +579,10 @@ public final class ArrowCData {
      * the struct names. The array's traits follow that device as a DLPack import's do: host memory
      * for {@code ARROW_DEVICE_CPU}, host-pinned for {@code CUDA_HOST}/{@code ROCM_HOST}, managed for
      * {@code CUDA_MANAGED}, device memory for every other type, with the
-     * {@link DeviceInterchange} of the installed backend that manages the device, if any. A
+     * {@link DeviceInterchange} of the installed backend that manages the device, if any; for
+     * {@code ONEAPI}, whose arrays do not tell their USM kind, that backend is asked
+     * ({@link UsmHook#usmKind}): USM host memory imports as host-pinned and USM shared memory as
+     * managed memory, both host-accessible, anything else as device memory. A
      * non-NULL {@code sync_event} is handed to {@code syncEvents} before the import.
      *
      * @param schema      the producer's {@code ArrowSchema}; released on success
@@ -889,7 +894,19 @@ public final class ArrowCData {
         for (DataMemProvider p : DataMemProvider.installed()) {
             Optional<DeviceInterchange> hook = p.interchangeFor(device, MemorySegment.ofAddress(block));
             if (hook.isPresent()) {
-                return traits.withInterchange(hook.get());
+                MemoryTraits hooked = traits.withInterchange(hook.get());
+                if (type == DeviceType.ONE_API && block != 0) {
+                    // ARROW_DEVICE_ONEAPI does not tell the USM kind: the backend knows it.
+                    MemoryTraits asked = hooked;
+                    UsmKind usm = asked.hook(UsmHook.class)
+                            .map(u -> u.usmKind(MemorySegment.ofAddress(block), asked))
+                            .orElse(UsmKind.of(asked.kind()));
+                    if (usm == UsmKind.HOST || usm == UsmKind.SHARED) {
+                        hooked = hooked.withPlacement(usm == UsmKind.HOST ? MemoryKind.HOST_PINNED
+                                : MemoryKind.MANAGED, device, true);
+                    }
+                }
+                return hooked;
             }
         }
         return traits;

@@ -428,6 +428,31 @@ class ArrowCDataTest {
     }
 
     @Test
+    void oneApiImportsAskTheBackendForTheUsmKind() {
+        for (MemoryKind kind : List.of(MemoryKind.MANAGED, MemoryKind.HOST_PINNED, MemoryKind.DEVICE)) {
+            FakeDeviceAllocator sycl = FakeDeviceAllocator.sycl(counting, kind);
+            DataMemHandler usm = DataMemHandler.of("fake-sycl", sycl);
+            FakeOneApiProvider.oneApi = sycl;
+            try (NDArray a = DataMem.callWith(usm, () -> NDArray.zeros(DType.INT64, 5))) {
+                MemorySegment s = schema();
+                MemorySegment d = arena.allocate(ArrowCData.ARROW_DEVICE_ARRAY);
+                ArrowCData.exportDeviceArray(a, s, d);
+                assertEquals(DeviceType.ONE_API.code(), d.get(JAVA_INT, 88), "ARROW_DEVICE_ONEAPI = 14");
+                try (NDArray back = ArrowCData.importDeviceArray(s, d)) {
+                    assertEquals(kind, back.traits().kind(), "the backend told the USM kind");
+                    assertEquals(kind != MemoryKind.DEVICE, back.traits().hostAccessible());
+                    assertEquals(sycl, back.traits().interchange());
+                    if (kind != MemoryKind.DEVICE) {
+                        assertEquals(0, back.getLong(4));
+                    }
+                }
+            } finally {
+                FakeOneApiProvider.oneApi = null;
+            }
+        }
+    }
+
+    @Test
     void hostMemoryThroughTheDeviceInterfaceIsTheCpu() {
         try (NDArray a = array(DType.UINT8, 6)) {
             pattern(a);
