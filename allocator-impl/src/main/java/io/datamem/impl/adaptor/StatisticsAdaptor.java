@@ -373,9 +373,14 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * A thread's termination happens-before isAlive() returning false, so its cell is final here.
      */
     private Cells fold(Cells now) {
+        // One look at each thread: one that ends between two looks would be folded without being
+        // counted, leaving a null in the live cells.
+        boolean[] ended = new boolean[now.live.length];
         int dead = 0;
-        for (Cell c : now.live) {
+        for (int i = 0; i < ended.length; i++) {
+            Cell c = now.live[i];
             if (c.owner != null && !c.owner.isAlive()) {
+                ended[i] = true;
                 dead++;
             }
         }
@@ -385,8 +390,9 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         long[] retired = now.retired.clone();
         Cell[] live = new Cell[now.live.length - dead];
         int n = 0;
-        for (Cell c : now.live) {
-            if (c.owner != null && !c.owner.isAlive()) {
+        for (int k = 0; k < ended.length; k++) {
+            Cell c = now.live[k];
+            if (ended[k]) {
                 for (int i = BUCKET0; i < SYNCED; i++) {
                     retired[i] = i == SIZE_MAX ? Math.max(retired[i], c.v[i]) : retired[i] + c.v[i];
                 }
