@@ -40,7 +40,10 @@ import java.util.function.LongConsumer;
  * come and go do not accumulate cells. Each figure is exact once the threads whose calls it should
  * count have finished them (every completed call that happens-before a read is counted in it); figures
  * read while other threads allocate are each exact for some interleaving but not a consistent
- * snapshot of one instant. Nothing is allocated per call.
+ * snapshot of one instant. Frees are read before allocations ({@link #figures()},
+ * {@link #currentBytes()}, {@link #liveAllocations()}), so that a free counted has its allocation
+ * counted too: the bytes and blocks in use never read negative while callers free only what they
+ * allocated, even when threads free each other's blocks. Nothing is allocated per call.
  *
  * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
  * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
@@ -447,7 +450,8 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      */
     public long currentBytes() {
         Cells c = cellsForReading();
-        return c.sum(ALLOCATED) - c.sum(FREED);
+        long freed = c.sum(FREED);   // first: every free read has its allocation read after it
+        return c.sum(ALLOCATED) - freed;
     }
 
     /**
@@ -545,7 +549,8 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long liveAllocations() {
-        return allocations() - frees();
+        long frees = frees();   // first, as in currentBytes()
+        return allocations() - frees;
     }
 
     /**
@@ -555,14 +560,18 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      */
     public Figures figures() {
         Cells c = cellsForReading();
+        // Frees before allocations: a free read here happened after its block's allocation, which
+        // the later reads of the allocating cell then see; so neither the bytes nor the blocks in use
+        // read negative while callers free only what they allocated.
+        long freed = c.sum(FREED);
+        long frees = c.sum(FREES);
         long allocations = 0;
         for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
             allocations += c.sum(BUCKET0 + i);
         }
         long allocated = c.sum(ALLOCATED);
-        long freed = c.sum(FREED);
         long current = allocated - freed;
-        return new Figures(current, raisePeak(current), allocated, freed, allocations, c.sum(FREES),
+        return new Figures(current, raisePeak(current), allocated, freed, allocations, frees,
                 c.sum(REALLOCATIONS), c.sum(FAILURES));
     }
 
