@@ -2,6 +2,8 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -78,7 +80,7 @@ import java.util.function.LongConsumer;
  * {@link #pop()} is counted in the popped scope and may miss the enclosing one; the whole-life
  * figures are always exact.
  */
-public final class StatisticsAdaptor implements AllocatorAdaptor {
+public final class StatisticsAdaptor implements AllocatorAdaptor, SnapshotSource {
 
     /** The number of buckets of {@link #histogram()}: size 0, then one per power of two up to 2^57. */
     public static final int HISTOGRAM_BUCKETS = 59;
@@ -573,6 +575,18 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
         long current = allocated - freed;
         return new Figures(current, raisePeak(current), allocated, freed, allocations, frees,
                 c.sum(REALLOCATIONS), c.sum(FAILURES));
+    }
+
+    /**
+     * The whole-life {@link #figures()}, for a memory snapshot.
+     *
+     * @return a {@link LayerSnapshot.Statistics}
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        Figures f = figures();
+        return new LayerSnapshot.Statistics("StatisticsAdaptor", f.currentBytes(), f.peakBytes(), f.allocatedBytes(),
+                f.freedBytes(), f.allocations(), f.frees(), f.reallocations(), f.failures());
     }
 
     /**
