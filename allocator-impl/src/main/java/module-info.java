@@ -53,4 +53,5 @@ module io.datamem.impl {
             LogProvider,
             FaultsProvider,
             JfrProvider;
+    provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
 }

@@ -9,7 +9,10 @@
  *       runs and slabs, the pages of mapped blocks;</li>
  *   <li>{@link io.datamem.impl.snapshot.SnapshotSource} is what a layer implements to describe
  *       itself: the pool, the statistics, tracking and limiting adaptors, the huge-page and NUMA
- *       allocators do.</li>
+ *       allocators do;</li>
+ *   <li>{@link io.datamem.impl.snapshot.FailureSnapshots} puts a summary into the message of an
+ *       allocation failure and, with {@code -Ddatamem.snapshot.onFailure=DIR}, writes the whole
+ *       snapshot to a file the message names.</li>
  * </ul>
  * Dependency direction: the layers' packages ({@code impl.adaptor}, {@code impl.pool},
  * {@code impl.placement}) implement {@code SnapshotSource}; this package imports none of them, only
