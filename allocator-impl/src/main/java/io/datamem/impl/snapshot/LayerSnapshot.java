@@ -482,13 +482,13 @@ public sealed interface LayerSnapshot {
     record Placement(String type, List<Mapping> mappings) implements LayerSnapshot {
 
         /**
-         * Validates and copies.
+         * Validates and copies, sorting the mappings by address.
          *
          * @throws NullPointerException if an argument is null or the list holds null
          */
         public Placement {
             Objects.requireNonNull(type, "type");
-            mappings = List.copyOf(mappings);
+            mappings = mappings.stream().sorted(Comparator.comparingLong(Mapping::address)).toList();
         }
 
         @Override
@@ -572,7 +572,10 @@ public sealed interface LayerSnapshot {
         public Other {
             Objects.requireNonNull(type, "type");
             details = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(details));
-            details.forEach((k, v) -> Objects.requireNonNull(v, k));
+            details.forEach((k, v) -> {
+                Objects.requireNonNull(k, "details: a name");
+                Objects.requireNonNull(v, k);
+            });
         }
 
         @Override

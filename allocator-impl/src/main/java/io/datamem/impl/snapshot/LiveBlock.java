@@ -91,14 +91,28 @@ public record LiveBlock(long address, long byteSize, String thread, long threadI
             "io.datamem.cuda.", "io.datamem.sycl.");
 
     private static boolean isLibraryFrame(String frame) {
+        // StackTraceElement.toString(): [loader/][module[@version]/]class.method(file:line); the
+        // class name starts the text or follows a '/'
         int paren = frame.indexOf('(');
-        String name = frame.substring(frame.lastIndexOf('/', paren < 0 ? frame.length() - 1 : paren) + 1);
+        int end = paren < 0 ? frame.length() : paren;
+        for (int start = 0; start >= 0 && start < end; ) {
+            if (isLibraryName(frame, start)) {
+                return true;
+            }
+            int slash = frame.indexOf('/', start);
+            start = slash < 0 || slash >= end ? -1 : slash + 1;
+        }
+        return false;
+    }
+
+    private static boolean isLibraryName(String frame, int start) {
         for (String prefix : LIBRARY_PREFIXES) {
-            if (name.startsWith(prefix)) {
+            if (frame.startsWith(prefix, start)) {
                 return true;
             }
         }
         // The core package: io.datamem.Class.method
-        return name.startsWith("io.datamem.") && name.length() > 11 && Character.isUpperCase(name.charAt(11));
+        return frame.startsWith("io.datamem.", start) && frame.length() > start + 11
+                && Character.isUpperCase(frame.charAt(start + 11));
     }
 }

@@ -269,6 +269,37 @@ class MemorySnapshotTest {
     }
 
     @Test
+    void theSiteIsTheFirstFrameOutsideDatamemAndTheJdk() {
+        LiveBlock b = new LiveBlock(16, 8, "main", 1, Instant.EPOCH, Duration.ZERO, 1, List.of(
+                "io.datamem.array.NDArray.allocate(NDArray.java:247)",
+                "app//io.datamem.DataMem.callWith(DataMem.java:174)",
+                "java.base/java.lang.ScopedValue$Carrier.call(ScopedValue.java:419)",
+                "loader/mod@1.0/com.example.Foo$$Lambda/0x01.run(Unknown Source)",
+                "com.example.Foo.main(Foo.java:3)"), 0, List.of());
+        assertEquals("loader/mod@1.0/com.example.Foo$$Lambda/0x01.run(Unknown Source)", b.site());
+        LiveBlock inside = b.withPlacement(4096, List.of(1));
+        assertEquals(List.of(1), inside.nodes());
+        LiveBlock onlyLibrary = new LiveBlock(16, 8, "main", 1, Instant.EPOCH, Duration.ZERO, 1,
+                List.of("io.datamem.impl.pool.PoolingAllocator.malloc(PoolingAllocator.java:1)"), 0, List.of());
+        assertEquals("io.datamem.impl.pool.PoolingAllocator.malloc(PoolingAllocator.java:1)", onlyLibrary.site(),
+                "the first frame when every frame is datamem's");
+        assertEquals("", new LiveBlock(16, 8, "main", 1, Instant.EPOCH, Duration.ZERO, 1, List.of(), 0, List.of())
+                .site());
+    }
+
+    @Test
+    void aPlacementLayerFindsTheMappingHoldingAnAddress() {
+        LayerSnapshot.Placement p = new LayerSnapshot.Placement("HugePageAllocator", List.of(
+                new LayerSnapshot.Mapping(0x40_0000, 100, 2L << 20, 2L << 20, "transparent", "", List.of()),
+                new LayerSnapshot.Mapping(0x1000, 10, 4096, 4096, "normal", "bind", List.of(0))));
+        assertEquals(0x1000, p.mappings().getFirst().address(), "sorted by address");
+        assertEquals(0x1000, p.find(0x1fff).address());
+        assertEquals(null, p.find(0x2000));
+        assertEquals(0x40_0000, p.find(0x40_0000 + (2L << 20) - 1).address());
+        assertEquals(null, p.find(0xfff));
+    }
+
+    @Test
     void aStatisticsLayerReadsNoNegativeFigures() {
         StatisticsAdaptor stats = StatisticsAdaptor.of(AlignedAllocator.of(64));
         MemorySegment p = stats.malloc(100);
