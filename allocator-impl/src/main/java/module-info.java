@@ -41,6 +41,7 @@ module io.datamem.impl {
     exports io.datamem.impl.placement;
     exports io.datamem.impl.pool;
     exports io.datamem.impl.micrometer;
+    exports io.datamem.impl.snapshot;
     // plumbing the device backends share (LiveBlocks); not an API
     exports io.datamem.impl.os to io.datamem.cuda, io.datamem.sycl;
 
@@ -52,4 +53,5 @@ module io.datamem.impl {
             LogProvider,
             FaultsProvider,
             JfrProvider;
+    provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
 }

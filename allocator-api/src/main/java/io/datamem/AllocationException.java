@@ -1,10 +1,18 @@
 package io.datamem;
 
+import java.nio.file.Path;
+import java.util.Optional;
+
 /**
  * The root of datamem's runtime failures: memory could not be provided. Its message names the
  * handler and the byte count; subclasses say why.
  *
  * <p>When this exception is thrown, nothing was allocated and no accounting changed.
+ *
+ * <p>A failure built by {@link AllocationRefusal#failure} may also carry a {@link #summary()} of the
+ * handler's memory (bytes live, free runs, the largest consumers) and the {@link #snapshotFile()}
+ * a full snapshot was written to, from the {@link FailureDiagnostics} service when one is installed;
+ * {@link #getMessage()} then ends with them, after the one-line message.
  */
 public class AllocationException extends RuntimeException {
 
@@ -13,6 +21,8 @@ public class AllocationException extends RuntimeException {
     private final String handlerName;
     private final long byteSize;
     private final long byteAlignment;
+    private String summary = "";
+    private String snapshotFile;   // a path's text (Path is not serialisable), or null
 
     /**
      * Creates an exception.
@@ -71,5 +81,52 @@ public class AllocationException extends RuntimeException {
      */
     public long byteAlignment() {
         return byteAlignment;
+    }
+
+    /**
+     * A summary of the failing handler's memory when the failure was built: a few lines naming the
+     * bytes live, the largest free runs of its pools and its largest consumers.
+     *
+     * @return the summary, empty when no {@link FailureDiagnostics} service described the failure
+     */
+    public String summary() {
+        return summary;
+    }
+
+    /**
+     * The file a full memory snapshot was written to when the failure was built.
+     *
+     * @return the file, or empty when none was written
+     */
+    public Optional<Path> snapshotFile() {
+        return Optional.ofNullable(snapshotFile).map(Path::of);
+    }
+
+    /**
+     * The one-line message, followed (on new lines) by the {@link #summary()} and the
+     * {@link #snapshotFile()} when there are any.
+     *
+     * @return the message
+     */
+    @Override
+    public String getMessage() {
+        String message = super.getMessage();
+        if (summary.isEmpty() && snapshotFile == null) {
+            return message;
+        }
+        StringBuilder b = new StringBuilder(message);
+        if (!summary.isEmpty()) {
+            b.append('\n').append(summary);
+        }
+        if (snapshotFile != null) {
+            b.append("\n  snapshot written to ").append(snapshotFile);
+        }
+        return b.toString();
+    }
+
+    /** Attaches a diagnosis, once, before the exception is thrown (by {@link AllocationRefusal}). */
+    void attach(FailureDiagnostics.Report report) {
+        this.summary = report.summary();
+        this.snapshotFile = report.snapshotFile() == null ? null : report.snapshotFile().toString();
     }
 }

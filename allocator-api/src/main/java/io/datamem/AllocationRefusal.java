@@ -1,5 +1,8 @@
 package io.datamem;
 
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+
 /**
  * How an allocator that returns {@code NULL} because of a policy, not exhaustion, tells the code
  * that turns {@code NULL} into an exception why it refused.
@@ -15,6 +18,10 @@ package io.datamem;
  * <p>Code that allocates through a handler and reports failures itself does the same as the arrays:
  * {@link #clear()} before the call, {@link #failure} when it returned {@code NULL}. The cost when no
  * allocator ever refused is one read of a static field.
+ *
+ * <p>{@link #failure} also asks the {@link FailureDiagnostics} service, when one is installed
+ * (allocator-impl provides one), to describe the handler's memory; the exception then carries its
+ * {@linkplain AllocationException#summary() summary} and names the snapshot file it wrote.
  */
 public final class AllocationRefusal {
 
@@ -63,7 +70,8 @@ public final class AllocationRefusal {
      * The exception for an allocation through {@code handler} that returned {@code NULL}: a
      * {@link LimitExceededException} if a limit refused it on this thread since the last
      * {@link #clear()}, otherwise an {@link OutOfNativeMemoryException}. Consumes the recorded
-     * refusal.
+     * refusal. The exception carries the {@link FailureDiagnostics} service's description of the
+     * handler's memory, when a service is installed.
      *
      * @param handler   the handler the allocation went through
      * @param byteSize  the size requested
@@ -90,13 +98,57 @@ public final class AllocationRefusal {
                                               String operation) {
         java.util.Objects.requireNonNull(operation, "operation");
         long alignment = byteAlignment;
+        AllocationException e = null;
         if (everNoted) {
             Note n = NOTE.get();
             if (n.pending) {
                 n.pending = false;
-                return new LimitExceededException(handler.name(), n.byteSize, alignment, n.limitBytes, n.inUseBytes);
+                e = new LimitExceededException(handler.name(), n.byteSize, alignment, n.limitBytes, n.inUseBytes);
             }
         }
-        return new OutOfNativeMemoryException(handler.name(), byteSize, alignment, operation);
+        if (e == null) {
+            e = new OutOfNativeMemoryException(handler.name(), byteSize, alignment, operation);
+        }
+        diagnose(handler, e);
+        return e;
+    }
+
+    /** Set while this thread diagnoses a failure: a failure inside the diagnosis is not diagnosed again. */
+    private static final ThreadLocal<Boolean> DIAGNOSING = new ThreadLocal<>();
+
+    private static void diagnose(DataMemHandler handler, AllocationException e) {
+        FailureDiagnostics service = Diagnostics.SERVICE;
+        if (service == null || DIAGNOSING.get() != null) {
+            return;
+        }
+        DIAGNOSING.set(Boolean.TRUE);
+        try {
+            FailureDiagnostics.Report report = service.diagnose(handler, e);
+            if (report != null) {
+                e.attach(report);
+            }
+        } catch (RuntimeException failed) {
+            e.attach(new FailureDiagnostics.Report("  (no diagnosis: " + service.getClass().getName() + " failed: "
+                    + failed + ")", null));
+        } finally {
+            DIAGNOSING.remove();
+        }
+    }
+
+    /** The diagnostics service, found on first use; null if none is installed or it cannot be loaded. */
+    private static final class Diagnostics {
+        static final FailureDiagnostics SERVICE = load();
+
+        private static FailureDiagnostics load() {
+            try {
+                return ServiceLoader.load(FailureDiagnostics.class, FailureDiagnostics.class.getClassLoader())
+                        .findFirst().orElse(null);
+            } catch (ServiceConfigurationError e) {
+                System.getLogger(AllocationRefusal.class.getName()).log(System.Logger.Level.WARNING,
+                        "datamem: the failure diagnostics service cannot be loaded; allocation failures carry no"
+                                + " summary: " + e.getMessage(), e);
+                return null;
+            }
+        }
     }
 }

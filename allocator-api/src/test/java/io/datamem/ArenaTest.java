@@ -84,6 +84,10 @@ class ArenaTest {
                         e.getMessage());
                 OutOfNativeMemoryException cause = assertInstanceOf(OutOfNativeMemoryException.class, e.getCause());
                 assertEquals(4096, cause.byteSize());
+                assertEquals("", cause.summary(), "allocator-api alone installs no FailureDiagnostics service");
+                assertTrue(cause.snapshotFile().isEmpty());
+                assertEquals("handler 'exhausted-arena' could not allocate 4096 bytes (alignment 16, calloc returned"
+                        + " NULL): out of native memory", cause.getMessage());
                 OutOfMemoryError padded = assertThrows(OutOfMemoryError.class, () -> arena.allocate(100, 1 << 12));
                 assertEquals(100 + (1 << 12) - 1, ((AllocationException) padded.getCause()).byteSize(),
                         "the cause names the padded request the allocator saw");

@@ -3,6 +3,8 @@ package io.datamem.impl.adaptor;
 import io.datamem.AllocationRefusal;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -30,7 +32,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
  * bytes are released. Thread-safe.
  */
-public final class LimitingAdaptor extends ForwardingAllocator {
+public final class LimitingAdaptor extends ForwardingAllocator implements SnapshotSource {
 
     private final long limitBytes;
     private final AtomicLong inUse = new AtomicLong();
@@ -79,6 +81,16 @@ public final class LimitingAdaptor extends ForwardingAllocator {
      */
     public long refusals() {
         return refusals.sum();
+    }
+
+    /**
+     * The cap, the bytes in use and the refusals, for a memory snapshot.
+     *
+     * @return a {@link LayerSnapshot.Limit}
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        return new LayerSnapshot.Limit("LimitingAdaptor", limitBytes, inUse.get(), refusals.sum());
     }
 
     @Override

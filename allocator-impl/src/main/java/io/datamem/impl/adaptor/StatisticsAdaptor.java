@@ -2,6 +2,8 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -40,7 +42,10 @@ import java.util.function.LongConsumer;
  * come and go do not accumulate cells. Each figure is exact once the threads whose calls it should
  * count have finished them (every completed call that happens-before a read is counted in it); figures
  * read while other threads allocate are each exact for some interleaving but not a consistent
- * snapshot of one instant. Nothing is allocated per call.
+ * snapshot of one instant. Frees are read before allocations ({@link #figures()},
+ * {@link #currentBytes()}, {@link #liveAllocations()}), so that a free counted has its allocation
+ * counted too: the bytes and blocks in use never read negative while callers free only what they
+ * allocated, even when threads free each other's blocks. Nothing is allocated per call.
  *
  * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
  * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
@@ -75,7 +80,7 @@ import java.util.function.LongConsumer;
  * {@link #pop()} is counted in the popped scope and may miss the enclosing one; the whole-life
  * figures are always exact.
  */
-public final class StatisticsAdaptor implements AllocatorAdaptor {
+public final class StatisticsAdaptor implements AllocatorAdaptor, SnapshotSource {
 
     /** The number of buckets of {@link #histogram()}: size 0, then one per power of two up to 2^57. */
     public static final int HISTOGRAM_BUCKETS = 59;
@@ -453,7 +458,8 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      */
     public long currentBytes() {
         Cells c = cellsForReading();
-        return c.sum(ALLOCATED) - c.sum(FREED);
+        long freed = c.sum(FREED);   // first: every free read has its allocation read after it
+        return c.sum(ALLOCATED) - freed;
     }
 
     /**
@@ -551,7 +557,8 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      * @return count
      */
     public long liveAllocations() {
-        return allocations() - frees();
+        long frees = frees();   // first, as in currentBytes()
+        return allocations() - frees;
     }
 
     /**
@@ -561,15 +568,31 @@ public final class StatisticsAdaptor implements AllocatorAdaptor {
      */
     public Figures figures() {
         Cells c = cellsForReading();
+        // Frees before allocations: a free read here happened after its block's allocation, which
+        // the later reads of the allocating cell then see; so neither the bytes nor the blocks in use
+        // read negative while callers free only what they allocated.
+        long freed = c.sum(FREED);
+        long frees = c.sum(FREES);
         long allocations = 0;
         for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
             allocations += c.sum(BUCKET0 + i);
         }
         long allocated = c.sum(ALLOCATED);
-        long freed = c.sum(FREED);
         long current = allocated - freed;
-        return new Figures(current, raisePeak(current), allocated, freed, allocations, c.sum(FREES),
+        return new Figures(current, raisePeak(current), allocated, freed, allocations, frees,
                 c.sum(REALLOCATIONS), c.sum(FAILURES));
+    }
+
+    /**
+     * The whole-life {@link #figures()}, for a memory snapshot.
+     *
+     * @return a {@link LayerSnapshot.Statistics}
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        Figures f = figures();
+        return new LayerSnapshot.Statistics("StatisticsAdaptor", f.currentBytes(), f.peakBytes(), f.allocatedBytes(),
+                f.freedBytes(), f.allocations(), f.frees(), f.reallocations(), f.failures());
     }
 
     /**

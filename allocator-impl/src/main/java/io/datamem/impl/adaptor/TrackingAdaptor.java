@@ -2,9 +2,13 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.LiveBlock;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -41,7 +45,7 @@ import java.util.stream.Collectors;
  * <p>Thread-safe. The cost per operation is one concurrent-map update and one small record (plus
  * the stack walk when one is taken).
  */
-public final class TrackingAdaptor extends ForwardingAllocator {
+public final class TrackingAdaptor extends ForwardingAllocator implements SnapshotSource {
 
     /** The system property giving the default {@link StackTraces} level. */
     public static final String STACK_TRACES_PROPERTY = "datamem.tracking.stackTraces";
@@ -385,6 +389,37 @@ public final class TrackingAdaptor extends ForwardingAllocator {
         List<Allocation> all = new ArrayList<>(live.values());
         all.sort(Comparator.comparingLong(Allocation::sequence));
         return all;
+    }
+
+    /**
+     * The live blocks, for a memory snapshot: those allocated before this call began (by their
+     * sequence numbers) and still in the table when it read them, oldest first. They were all live
+     * when the call began, so no address appears twice and no two blocks overlap, even when blocks
+     * are freed and their memory handed out again meanwhile; a block freed during the call may still
+     * be listed.
+     *
+     * @return a {@link LayerSnapshot.Tracking}
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        long watermark = sequence.get();
+        Instant now = Instant.now();
+        List<Allocation> all = new ArrayList<>();
+        for (Allocation a : live.values()) {
+            if (a.sequence() <= watermark) {
+                all.add(a);
+            }
+        }
+        all.sort(Comparator.comparingLong(Allocation::sequence));
+        List<LiveBlock> blocks = new ArrayList<>(all.size());
+        for (Allocation a : all) {
+            List<String> stack = a.stackTrace().isEmpty() ? List.of()
+                    : a.stackTrace().stream().map(StackTraceElement::toString).toList();
+            blocks.add(new LiveBlock(a.address(), a.byteSize(), a.threadName(), a.threadId(), a.time(),
+                    Duration.between(a.time(), now), a.sequence(), stack, 0, List.of()));
+        }
+        return new LayerSnapshot.Tracking("TrackingAdaptor", stackTraces.name().toLowerCase(Locale.ROOT),
+                problems.size(), blocks);
     }
 
     /**

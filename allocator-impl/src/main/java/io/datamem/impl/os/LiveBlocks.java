@@ -1,5 +1,8 @@
 package io.datamem.impl.os;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToLongFunction;
@@ -233,6 +236,27 @@ public final class LiveBlocks<B> {
     public long sizeOf(long address) {
         B block = blocks.get(address);
         return block == null ? -1 : byteSize.applyAsLong(block);
+    }
+
+    /**
+     * The records of the live blocks, for a report: those in the table both when a pass over it
+     * read them and when each was looked up again after the pass. A record leaves the table only
+     * when its block is freed and a new block gets a new record, so the blocks returned were all
+     * live at one instant: none is listed twice, and none overlaps another, even when blocks are
+     * freed and their memory mapped again during the call. Blocks added during the call may be
+     * missing.
+     *
+     * @return the records, in no particular order
+     */
+    public List<B> records() {
+        List<Map.Entry<Long, B>> read = new ArrayList<>(blocks.entrySet());
+        List<B> live = new ArrayList<>(read.size());
+        for (Map.Entry<Long, B> e : read) {
+            if (blocks.get(e.getKey()) == e.getValue()) {
+                live.add(e.getValue());
+            }
+        }
+        return live;
     }
 
     /**

@@ -6,6 +6,8 @@ import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Messages;
@@ -53,7 +55,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Thread-safe. Linux only.
  */
-public final class HugePageAllocator implements DataMemAllocator {
+public final class HugePageAllocator implements DataMemAllocator, SnapshotSource {
 
     private static final String TERM_EXPECTED = "hugepages[:thp|2m|1g][,fallback=fail|thp|normal][,threshold=BYTES][(UPSTREAM)]";
 
@@ -574,6 +576,23 @@ public final class HugePageAllocator implements DataMemAllocator {
      */
     public int liveMappings() {
         return mappings.count();
+    }
+
+    /**
+     * The blocks this allocator mapped, with their pages, for a memory snapshot (blocks below the
+     * threshold, which the upstream allocated, are not listed).
+     *
+     * @return a {@link LayerSnapshot.Placement}, its mappings by address
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        List<LayerSnapshot.Mapping> all = new ArrayList<>();
+        for (Mapping m : mappings.records()) {
+            all.add(new LayerSnapshot.Mapping(m.address(), m.byteSize(), m.mappedByteSize(), m.pageSize(),
+                    m.kind().name().toLowerCase(Locale.ROOT) + (m.fallback() ? ", fallback" : ""), "", List.of()));
+        }
+        all.sort(java.util.Comparator.comparingLong(LayerSnapshot.Mapping::address));
+        return new LayerSnapshot.Placement("HugePageAllocator", all);
     }
 
     @Override

@@ -5,6 +5,8 @@ import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.internal.Messages;
@@ -65,7 +67,7 @@ import java.util.stream.Collectors;
  *
  * <p>Thread-safe. Linux only.
  */
-public final class NumaAllocator implements DataMemAllocator {
+public final class NumaAllocator implements DataMemAllocator, SnapshotSource {
 
     private static final String TERM_EXPECTED = "numa:local, numa:POLICY=TARGET[,strict][,populate][(UPSTREAM)] with POLICY "
             + "bind, preferred, interleave, firsttouch (no target) or nexttouch, and TARGET node ids (0,2 or 0-3), "
@@ -606,6 +608,36 @@ public final class NumaAllocator implements DataMemAllocator {
         List<Integer> targets = policy == NumaPolicy.FIRST_TOUCH
                 ? topology.nodes().stream().map(NumaTopology.Node::id).toList() : b.nodes();
         return new NumaPlacement(b.address(), b.byteSize(), policy, targets, where, perNode, stride, total);
+    }
+
+    /**
+     * The blocks of this allocator with their pages, policy and target nodes, for a memory snapshot.
+     * The nodes are those the policy names for each block (every node for first-touch: none named);
+     * where the pages are now is {@link #placement}'s to say, a query per page too costly for a
+     * snapshot.
+     *
+     * @return a {@link LayerSnapshot.Placement}, its mappings by address
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        List<LayerSnapshot.Mapping> all = new ArrayList<>();
+        for (Block b : blocks.records()) {
+            long pages = pageSize;
+            String kind = "normal";
+            if (b.origin() == Origin.HUGE_PAGES) {
+                HugePageAllocator.Mapping m = hugePages.mapping(MemorySegment.ofAddress(b.address())).orElse(null);
+                pages = m == null ? 0 : m.pageSize();
+                kind = m == null ? "hugepages" : m.kind().name().toLowerCase(java.util.Locale.ROOT)
+                        + (m.fallback() ? ", fallback" : "");
+            } else if (b.origin() == Origin.UPSTREAM) {
+                pages = upstream.traits().pageSize();
+                kind = "upstream";
+            }
+            all.add(new LayerSnapshot.Mapping(b.address(), b.byteSize(), b.span(), pages, kind, policy.spec(),
+                    policy == NumaPolicy.FIRST_TOUCH ? List.of() : b.nodes()));
+        }
+        all.sort(java.util.Comparator.comparingLong(LayerSnapshot.Mapping::address));
+        return new LayerSnapshot.Placement("NumaAllocator", all);
     }
 
     // ------------------------------------------------------------------------------------------------

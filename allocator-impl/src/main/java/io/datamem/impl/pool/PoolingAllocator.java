@@ -4,6 +4,8 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DeviceInterchange;
 import io.datamem.MemoryTraits;
 import io.datamem.internal.Checks;
+import io.datamem.impl.snapshot.LayerSnapshot;
+import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderTerm;
 
@@ -82,7 +84,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Thread-safe.
  */
-public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
+public final class PoolingAllocator implements DataMemAllocator, AutoCloseable, SnapshotSource {
 
     /** Most blocks in one slab: one bit each in a 64-bit occupancy word. */
     static final int MAX_BLOCKS_PER_SLAB = 64;
@@ -862,7 +864,7 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
             if (base.address() == 0) {
                 return null;
             }
-            run = new Run(base.address(), slabBytes, slots);
+            run = new Run(base.address(), slabBytes, slots, c);
             upstreamBytes.addAndGet(run.byteSize());
             d.partialRuns.add(run);
             synchronized (indexLock) {
@@ -1338,6 +1340,145 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
                 failures.sum(), upstreamBytes.get(), inUse, retained, trims.sum(), racingDoubleFrees.sum());
     }
 
+    /**
+     * Describes the pool for a {@link io.datamem.impl.snapshot.MemorySnapshot}: its size classes,
+     * runs, slabs (with their free blocks) and large blocks.
+     *
+     * <p>The pool is read under the locks of all its classes' depots at once, the locks its slow
+     * path takes to carve slabs and runs and to release them, so the runs and slabs listed are those
+     * it held at one instant, and the large blocks listed were live within that instant's window:
+     * none overlaps another. Threads whose current slab has a free block go on allocating and
+     * freeing meanwhile (the fast path takes no lock); a thread that needs a new slab waits for the
+     * pass. A slab's free blocks come from one read of its remote bitmap and then one of its free
+     * bitmap: a block its owner is moving from the first to the second at that moment may be
+     * counted as used.
+     *
+     * @return the pool's section of a snapshot
+     */
+    @Override
+    public LayerSnapshot snapshot() {
+        return underDepotLocks(0);
+    }
+
+    /** Takes the depot locks of classes {@code c} and above, in order, then describes the pool. */
+    private LayerSnapshot underDepotLocks(int c) {
+        if (c == depots.length) {
+            return describe();
+        }
+        synchronized (depots[c]) {
+            return underDepotLocks(c + 1);
+        }
+    }
+
+    /** The pool's section; the caller holds every depot lock, under which runs come and go. */
+    private LayerSnapshot describe() {
+        List<List<Run>> byClass = new ArrayList<>(classSizes.length);
+        for (int c = 0; c < classSizes.length; c++) {
+            byClass.add(new ArrayList<>());
+        }
+        for (Run r : index.runs) {
+            byClass.get(r.classIndex).add(r);
+        }
+        List<LayerSnapshot.SizeClass> classes = new ArrayList<>();
+        List<LayerSnapshot.Run> runs = new ArrayList<>();
+        List<LayerSnapshot.Slab> slabs = new ArrayList<>();
+        for (int c = 0; c < classSizes.length; c++) {
+            if (!byClass.get(c).isEmpty()) {
+                classes.add(describeClass(c, byClass.get(c), runs, slabs));
+            }
+        }
+        runs.sort(java.util.Comparator.comparingLong(LayerSnapshot.Run::address));
+        slabs.sort(java.util.Comparator.comparingLong(LayerSnapshot.Slab::address));
+        List<java.util.Map.Entry<Long, Long>> read = new ArrayList<>(passThroughBlocks.entrySet());
+        List<LayerSnapshot.LargeBlock> large = new ArrayList<>(read.size());
+        for (java.util.Map.Entry<Long, Long> e : read) {
+            if (passThroughBlocks.get(e.getKey()) == e.getValue()) {   // the same record: live all along
+                large.add(new LayerSnapshot.LargeBlock(e.getKey(), e.getValue()));
+            }
+        }
+        large.sort(java.util.Comparator.comparingLong(LayerSnapshot.LargeBlock::address));
+        return new LayerSnapshot.Pool("PoolingAllocator", classes, runs, slabs, large);
+    }
+
+    /** One class, its runs and slabs added to the lists; caller holds the class's depot lock. */
+    private LayerSnapshot.SizeClass describeClass(int c, List<Run> mine, List<LayerSnapshot.Run> runs,
+                                                  List<LayerSnapshot.Slab> slabs) {
+        long size = classSizes[c];
+        int slabCount = 0;
+        int whollyFree = 0;
+        long usedBlocks = 0;
+        long freeBlocks = 0;
+        long uncarved = 0;
+        long runBytes = 0;
+        long largestInClass = 0;
+        for (Run r : mine) {
+            long runFree = 0;
+            long largest = 0;
+            long stretch = 0;   // free bytes just before the next block
+            int carved = 0;
+            for (int slot = 0; slot < r.slots; slot++) {
+                Slab s = r.slabs[slot];
+                if (s == null) {
+                    uncarved += r.slabBytes;
+                    runFree += r.slabBytes;
+                    stretch += r.slabBytes;
+                    continue;
+                }
+                carved++;
+                long remote = s.remote;
+                long free = (((long) FREE.getAcquire(s)) | remote) & s.mask;
+                int freeCount = Long.bitCount(free);
+                freeBlocks += freeCount;
+                usedBlocks += s.blockCount - freeCount;
+                runFree += freeCount * s.blockSize;
+                if (free == s.mask) {
+                    whollyFree++;
+                    stretch += r.slabBytes;
+                } else {
+                    for (int i = 0; i < s.blockCount; i++) {
+                        if ((free & (1L << i)) != 0) {
+                            stretch += s.blockSize;
+                        } else {
+                            largest = Math.max(largest, stretch);
+                            stretch = 0;
+                        }
+                    }
+                }
+                slabs.add(new LayerSnapshot.Slab(s.base, s.blockSize, s.blockCount, free, ownerName(s.owner)));
+            }
+            largest = Math.max(largest, stretch);
+            slabCount += carved;
+            runBytes += r.byteSize();
+            largestInClass = Math.max(largestInClass, largest);
+            runs.add(new LayerSnapshot.Run(r.base, r.byteSize(), size, r.slots, carved, runFree, largest));
+        }
+        return new LayerSnapshot.SizeClass(size, slabByteSizes[c], blocksPerSlab[c], mine.size(), runBytes, slabCount,
+                whollyFree, depots[c].count, usedBlocks, freeBlocks, uncarved, largestInClass);
+    }
+
+    private String ownerName(Heap h) {
+        if (h == depotOwner) {
+            return "depot";
+        }
+        if (h == shared) {
+            return "virtual threads";
+        }
+        if (h == null || h.thread == null) {
+            return "none";
+        }
+        return h.thread.isAlive() ? h.thread.getName() : h.thread.getName() + " (ended)";
+    }
+
+    /**
+     * The upstream, which a snapshot describes after the pool.
+     *
+     * @return {@link #upstream()}
+     */
+    @Override
+    public DataMemAllocator snapshotUpstream() {
+        return upstream;
+    }
+
     @Override
     public String toString() {
         return "PoolingAllocator[" + upstream + "]";
@@ -1435,8 +1576,10 @@ public final class PoolingAllocator implements DataMemAllocator, AutoCloseable {
 
         final long end;
         final Slab[] slabs;                         // by slot; null where none is carved
+        final int classIndex;                       // the class of every slab carved from it
 
-        Run(long base, long slabBytes, int slots) {
+        Run(long base, long slabBytes, int slots, int classIndex) {
+            this.classIndex = classIndex;
             this.base = base;
             this.slabBytes = slabBytes;
             this.slots = slots;

@@ -43,7 +43,9 @@ class LimitingAdaptorTest {
         assertEquals(40000, e.byteSize());
         assertEquals(64, e.byteAlignment());
         assertEquals("handler 'aligned64+limit=64k' refused 40000 bytes: limit 65536 bytes, 32768 in use, 32768 left",
-                e.getMessage());
+                e.getMessage().lines().findFirst().orElseThrow());
+        assertTrue(e.getMessage().contains("\n  limit: 32768 of 65536 bytes in use, 1 request(s) refused"),
+                "the summary of the handler's memory follows: " + e.getMessage());
         assertEquals(32768, limit.inUseBytes(), "the refusal changed no accounting");
         assertEquals(1, leaf.allocations(), "the refused request never reached the upstream");
         assertEquals(1, limit.refusals());
