@@ -709,6 +709,29 @@ public final class DLPack {
         return custom;
     }
 
+    /**
+     * The traits datamem gives memory another runtime made, by the device it says the memory is on:
+     * what DLPack import attaches to an imported tensor, and what any other import protocol (Arrow's
+     * C Device Data Interface, a third party's) should attach so that the array exports, synchronises
+     * and copies as the backend's own memory does. Host memory for {@code kDLCPU}, host-pinned for
+     * {@code kDLCUDAHost}/{@code kDLROCMHost}, managed for {@code kDLCUDAManaged}, device memory the
+     * host does not touch otherwise; the first provider whose
+     * {@link io.datamem.spi.DataMemProvider#interchangeFor(Device, MemorySegment)} answers for the
+     * block gives its hook, and for {@code kDLOneAPI} its {@link UsmHook} refines the kind (USM host
+     * memory is host-pinned, USM shared memory managed, both host-accessible). The alignment is the
+     * block address's.
+     *
+     * @param device the device the producer names
+     * @param block  the memory's lowest address; 0 for memory without elements
+     * @return the traits
+     * @throws NullPointerException if {@code device} is null
+     * @throws RuntimeException     what a backend's {@code usmKind} query throws, unchanged
+     */
+    public static MemoryTraits importTraits(Device device, long block) {
+        Objects.requireNonNull(device, "device");
+        return importTraits(device.type(), device.id(), block);
+    }
+
     private static MemoryTraits importTraits(DeviceType type, int deviceId, long block) {
         Device device = new Device(type, deviceId);
         MemoryKind kind = switch (type) {

@@ -4,7 +4,6 @@ import io.datamem.DataMemHandler;
 import io.datamem.Device;
 import io.datamem.DeviceInterchange;
 import io.datamem.DeviceType;
-import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
@@ -12,9 +11,8 @@ import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
-import io.datamem.spi.DataMemProvider;
+import io.datamem.dlpack.DLPack;
 import io.datamem.usm.UsmHook;
-import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
@@ -879,37 +877,7 @@ public final class ArrowCData {
     }
 
     private static MemoryTraits importTraits(Device device, long block) {
-        long alignment = block == 0 ? 64 : Math.min(Long.lowestOneBit(block), 4096);
-        MemoryTraits host = MemoryTraits.host(alignment);
-        DeviceType type = device.type();
-        if (type == DeviceType.CPU) {
-            return host;
-        }
-        MemoryKind kind = switch (type) {
-            case CUDA_HOST, ROCM_HOST -> MemoryKind.HOST_PINNED;
-            case CUDA_MANAGED -> MemoryKind.MANAGED;
-            default -> MemoryKind.DEVICE;
-        };
-        MemoryTraits traits = new MemoryTraits(kind, device, kind.hostAccessible(), alignment, host.pageSize());
-        for (DataMemProvider p : DataMemProvider.installed()) {
-            Optional<DeviceInterchange> hook = p.interchangeFor(device, MemorySegment.ofAddress(block));
-            if (hook.isPresent()) {
-                MemoryTraits hooked = traits.withInterchange(hook.get());
-                if (type == DeviceType.ONE_API && block != 0) {
-                    // ARROW_DEVICE_ONEAPI does not tell the USM kind: the backend knows it.
-                    MemoryTraits asked = hooked;
-                    UsmKind usm = asked.hook(UsmHook.class)
-                            .map(u -> u.usmKind(MemorySegment.ofAddress(block), asked))
-                            .orElse(UsmKind.of(asked.kind()));
-                    if (usm == UsmKind.HOST || usm == UsmKind.SHARED) {
-                        hooked = hooked.withPlacement(usm == UsmKind.HOST ? MemoryKind.HOST_PINNED
-                                : MemoryKind.MANAGED, device, true);
-                    }
-                }
-                return hooked;
-            }
-        }
-        return traits;
+        return DLPack.importTraits(device, block);
     }
 
     private static long mul(long a, long b, String what) {
