@@ -6,6 +6,7 @@ import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +31,11 @@ class ExplicitHugePageBehaviourTest {
     @BeforeAll
     static void reserve() {
         reservation = HugePageReservation.reserve(2 * MiB, 8);
+    }
+
+    /** Skips each test, counted as skipped, when no pages could be reserved. */
+    @BeforeEach
+    void needReservedPages() {
         Assumptions.assumeTrue(reservation.skipReason() == null, () -> "skipped: " + reservation.skipReason());
     }
 

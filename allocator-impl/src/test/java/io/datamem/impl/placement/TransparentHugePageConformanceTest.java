@@ -4,7 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,8 +25,8 @@ class TransparentHugePageConformanceTest extends AllocatorConformanceTest {
         this.name = name;
     }
 
-    @BeforeAll
-    static void transparentHugePagesAreOn() {
+    @BeforeEach
+    void transparentHugePagesAreOn() {
         HugePages.TransparentMode mode = HugePages.transparentMode();
         Assumptions.assumeTrue(mode.usable(), () -> "skipped: transparent huge pages are " + mode
                 + " on this machine; enable them with: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
