@@ -131,6 +131,10 @@ public final class DLPack {
 
     private static final long KNOWN_FLAGS = FLAG_READ_ONLY | FLAG_IS_COPIED | FLAG_IS_SUBBYTE_TYPE_PADDED;
 
+    /** Offset of {@code dl_tensor} in {@code DLManagedTensorVersioned}, computed once (a path lookup by name is slow). */
+    private static final long VERSIONED_TENSOR_OFFSET =
+            DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
+
     private DLPack() {
     }
 
@@ -442,8 +446,7 @@ public final class DLPack {
         }
         MemorySegment m = raw.reinterpret(byteSize);
         long id = DLPackExports.nextId();
-        long t = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"))
-                : 0;
+        long t = versioned ? VERSIONED_TENSOR_OFFSET : 0;
         MemorySegment shapePtr = m.asSlice(header, 8L * ndim);
         MemorySegment stridesPtr = m.asSlice(header + 8L * ndim, 8L * ndim);
         for (int i = 0; i < ndim; i++) {
@@ -580,7 +583,7 @@ public final class DLPack {
                         + " READ_ONLY 0x1, IS_COPIED 0x2, IS_SUBBYTE_TYPE_PADDED 0x4)");
             }
             deleter = m.get(ADDRESS, 16);
-            t = DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
+            t = VERSIONED_TENSOR_OFFSET;
         } else {
             deleter = m.get(ADDRESS, 56);
         }
