@@ -247,7 +247,25 @@ public final class AllocationLog {
      * @throws NullPointerException if an argument is null
      */
     public static Replay replay(List<Entry> entries, DataMemAllocator target) {
+        return replay(entries, target, t -> { });
+    }
+
+    /**
+     * Replays operations against an allocator, and calls {@code atEnd} after the last one, while
+     * the blocks the log left live are still allocated (before the replay frees them): the moment
+     * to look at what the log left behind ({@code datamem snapshot --log}).
+     *
+     * @param entries the operations, in log order
+     * @param target  the allocator to replay against
+     * @param atEnd   called once with {@code target} after the last operation; what it throws
+     *                propagates after the left-over blocks are freed
+     * @return what the replay did
+     * @throws NullPointerException if an argument is null
+     */
+    public static Replay replay(List<Entry> entries, DataMemAllocator target,
+                                java.util.function.Consumer<? super DataMemAllocator> atEnd) {
         Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(atEnd, "atEnd");
         Map<Long, long[]> live = new HashMap<>(); // logged address -> {replay address, size}
         List<long[]> orphans = new ArrayList<>();
         long mallocs = 0;
@@ -332,9 +350,13 @@ public final class AllocationLog {
         long leftBytes = 0;
         List<long[]> rest = new ArrayList<>(live.values());
         rest.addAll(orphans);
-        for (long[] b : rest) {
-            target.free(MemorySegment.ofAddress(b[0]), b[1]);
-            leftBytes += b[1];
+        try {
+            atEnd.accept(target);
+        } finally {
+            for (long[] b : rest) {
+                target.free(MemorySegment.ofAddress(b[0]), b[1]);
+                leftBytes += b[1];
+            }
         }
         return new Replay(mallocs, callocs, reallocs, frees, failures, skipped, loggedFailures, peak, leftBlocks,
                 leftBytes, nanos);

@@ -7,6 +7,7 @@ import io.datamem.array.NDArray;
 import io.datamem.examples.metrics.PrometheusExample;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.LoggingAdaptor;
+import io.datamem.impl.snapshot.MemorySnapshot;
 import io.datamem.junit.CheckedMemory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -79,6 +80,30 @@ class ObservabilityCommandsTest {
 
     private static List<String> lines(String text, String prefix) {
         return text.lines().map(String::strip).filter(l -> l.startsWith(prefix)).toList();
+    }
+
+    @Test
+    void aSnapshotOfALogsEndShowsWhatItLeftLive(DataMemHandler checked) throws Exception {
+        Path log = dir.resolve("left.log");
+        DataMemHandler logged = AllocatorStack.on(checked.allocator())
+                .with(up -> LoggingAdaptor.open(up, log)).handler("checked+log");
+        NDArray[] kept = new NDArray[1];
+        DataMem.runWith(logged, () -> {
+            kept[0] = NDArray.zeros(DType.FLOAT64, 1000);      // still live when the log ends
+            NDArray.empty(DType.INT8, 123).close();
+        });
+        AllocatorStack.find(logged, LoggingAdaptor.class).orElseThrow().close();
+        kept[0].close();
+        Path out = dir.resolve("left.json");
+        Run r = cli("snapshot", "--log", log.toString(), "--handler", "pool(aligned64)+stats", "--out", out.toString());
+        assertEquals(0, r.status(), r.out());
+        assertTrue(r.out().startsWith("datamem snapshot: " + log + ", 3 operations replayed against"
+                + " 'pool(aligned64)+stats'; at the log's end 1 block(s), 8000 bytes were live"), r.out());
+        assertTrue(r.out().contains("snapshot written to " + out), r.out());
+        MemorySnapshot read = MemorySnapshot.read(out);
+        assertEquals(8000, read.handlers().getFirst().liveBytes().orElseThrow(), read.summary());
+        Run usage = cli("snapshot", "--log", log.toString(), "--handler", "no_such_handler");
+        assertEquals(2, usage.status(), usage.out());
     }
 
     @Test
