@@ -34,6 +34,8 @@ class PlacementInfoIT {
         assertTrue(out.contains("  node 0: ") || out.contains("  node "), out);
         assertTrue(out.contains("  memory binding: "), out);
         assertTrue(out.contains("numa:local") && out.contains("hugepages:2m"), "provider names listed: " + out);
+        assertTrue(out.contains("memory snapshots (docs/observability.md):\n  in code:       MemorySnapshot.take("),
+                "how to take a snapshot: " + out);
         assertFalse(out.contains("WARNING"), out);
     }
 }

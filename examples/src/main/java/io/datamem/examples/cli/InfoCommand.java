@@ -61,6 +61,13 @@ public final class InfoCommand implements Callable<Integer> {
         } catch (IllegalStateException e) {
             out.println("NUMA topology: unavailable: " + e.getMessage());
         }
+        out.println();
+        out.println("memory snapshots (docs/observability.md):");
+        out.println("  in code:       MemorySnapshot.take(handler).write(path)   (io.datamem.impl.snapshot)");
+        out.println("  from a log:    datamem snapshot --log LOG --handler NAME   (a log written with +log=FILE)");
+        String dir = System.getProperty("datamem.snapshot.onFailure");
+        out.println("  on failure:    " + (dir == null ? "summaries in the messages; add -Ddatamem.snapshot.onFailure=DIR"
+                + " for a file per failure" : "summaries in the messages, a file per failure in " + dir));
         return 0;
     }
 }
