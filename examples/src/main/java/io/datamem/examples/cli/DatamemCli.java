@@ -27,7 +27,7 @@ import java.util.Properties;
 @Command(name = "datamem", mixinStandardHelpOptions = true, versionProvider = DatamemCli.Version.class,
         description = "Pluggable native-memory allocators for the JVM (NEP 49 for Java).",
         subcommands = {DemoCommand.class, InfoCommand.class, ReplayCommand.class, SnapshotCommand.class,
-                MetricsCommand.class,
+                ViewCommand.class, MetricsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class DatamemCli {
 
