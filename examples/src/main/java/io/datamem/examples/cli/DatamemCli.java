@@ -16,7 +16,7 @@ import java.util.Properties;
 
 /**
  * The {@code datamem} command line: {@code datamem demo}, {@code datamem info}, {@code datamem replay},
- * {@code datamem metrics}.
+ * {@code datamem snapshot}, {@code datamem view}, {@code datamem metrics}.
  *
  * <p>Exit status, for every command: {@value #OK} on success; {@value #FAILURE} when the command
  * ran and failed (an allocation failure, a handler unavailable here, an unreadable or malformed
