@@ -86,7 +86,8 @@ final class SnapshotPage {
         b.append("<section class=\"handler\" id=\"handler-").append(index).append("\">\n<h2>Handler <code>")
                 .append(esc(handler.name())).append("</code> (version ").append(handler.version()).append(")</h2>\n");
         OptionalLong live = handler.liveBytes();
-        b.append("<p>Live: <b>").append(live.isPresent() ? bytes(live.getAsLong()) : "not known (no layer keeps figures)")
+        b.append("<p>Live: <b>")
+                .append(live.isPresent() ? bytes(live.getAsLong()) : "not known (no layer keeps figures)")
                 .append("</b>. Layers, outermost first: ")
                 .append(esc(handler.layers().stream().map(l -> l.kind() + " (" + l.type() + ")")
                         .collect(Collectors.joining(", "))))
@@ -156,7 +157,7 @@ final class SnapshotPage {
                     "largest free run: " + c.largestFreeRunByteSize() + " bytes");
             b.append("<text x=\"").append(label + width + 8).append("\" y=\"").append(y + 14).append("\">")
                     .append(esc(percent(c.usedByteSize(), c.runByteSize()) + " used of " + bytes(c.runByteSize())
-                            + ", " + c.slabs() + " slabs"))
+                            + ", " + c.slabs() + (c.slabs() == 1 ? " slab" : " slabs")))
                     .append("</text>\n");
         }
         b.append("</svg>\n<table class=\"classes\">\n<tr><th class=\"n\">class</th><th class=\"n\">runs</th>")

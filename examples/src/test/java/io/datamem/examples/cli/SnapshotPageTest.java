@@ -127,7 +127,10 @@ class SnapshotPageTest {
         assertEquals(DatamemCli.FAILURE, missing.status(), missing.out());
     }
 
-    /** A log of arrays: 8000 and 4000 bytes left live, 123 allocated and freed while both are live. */
+    /**
+     * A log of arrays: 8000 and 4000 bytes (2000 resized to 4000) left live, 123 allocated and freed
+     * while both are live.
+     */
     private Path logOfArrays() {
         Path log = dir.resolve("arrays.log");
         DataMemHandler logged = AllocatorStack.on(DataMem.createHandler("default_allocator").allocator())
@@ -135,7 +138,8 @@ class SnapshotPageTest {
         NDArray[] kept = new NDArray[2];
         DataMem.runWith(logged, () -> {
             kept[0] = NDArray.zeros(DType.FLOAT64, 1000);
-            kept[1] = NDArray.zeros(DType.INT32, 1000);
+            kept[1] = NDArray.zeros(DType.INT32, 500);
+            kept[1].resize(1000);                               // a realloc from 2000 to 4000 bytes
             NDArray.empty(DType.INT8, 123).close();
         });
         AllocatorStack.find(logged, LoggingAdaptor.class).orElseThrow().close();
@@ -159,10 +163,21 @@ class SnapshotPageTest {
         return Optional.empty();
     }
 
-    private static Path assumeChromium() {
+    private static Path assumeChromium() throws Exception {
         Optional<Path> c = chromium();
         assumeTrue(c.isPresent(), "no chromium or chromium-browser on the PATH: the page is not rendered in a"
                 + " browser (install one: apt-get install -y chromium)");
+        // Ubuntu's chromium-browser can be a stub that asks for a snap: not a browser that runs here
+        Process version = new ProcessBuilder(c.orElseThrow().toString(), "--version").redirectErrorStream(true)
+                .start();
+        boolean ran = version.waitFor(60, TimeUnit.SECONDS) && version.exitValue() == 0;
+        String said = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!ran) {
+            version.destroyForcibly();
+        }
+        assumeTrue(ran && said.contains("Chromium"), c.orElseThrow() + " --version did not answer a Chromium"
+                + " version (" + said.strip() + "): the page is not rendered in a browser (install one: apt-get"
+                + " install -y chromium)");
         return c.orElseThrow();
     }
 
@@ -171,7 +186,8 @@ class SnapshotPageTest {
 
     private Browser browser(Path chromium, String... args) throws Exception {
         List<String> command = new ArrayList<>(List.of(chromium.toString(), "--headless=new", "--no-sandbox",
-                "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + Files.createTempDirectory(dir, "profile")));
+                "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                "--user-data-dir=" + Files.createTempDirectory(dir, "profile")));
         command.addAll(List.of(args));
         Path output = Files.createTempFile(dir, "chromium", ".out");
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
