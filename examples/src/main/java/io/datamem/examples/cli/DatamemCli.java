@@ -16,7 +16,7 @@ import java.util.Properties;
 
 /**
  * The {@code datamem} command line: {@code datamem demo}, {@code datamem info}, {@code datamem replay},
- * {@code datamem metrics}.
+ * {@code datamem snapshot}, {@code datamem view}, {@code datamem metrics}.
  *
  * <p>Exit status, for every command: {@value #OK} on success; {@value #FAILURE} when the command
  * ran and failed (an allocation failure, a handler unavailable here, an unreadable or malformed
@@ -27,7 +27,7 @@ import java.util.Properties;
 @Command(name = "datamem", mixinStandardHelpOptions = true, versionProvider = DatamemCli.Version.class,
         description = "Pluggable native-memory allocators for the JVM (NEP 49 for Java).",
         subcommands = {DemoCommand.class, InfoCommand.class, ReplayCommand.class, SnapshotCommand.class,
-                MetricsCommand.class,
+                ViewCommand.class, MetricsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class DatamemCli {
 
