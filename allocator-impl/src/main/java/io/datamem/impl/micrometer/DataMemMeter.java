@@ -56,7 +56,22 @@ public enum DataMemMeter {
      * the {@value DataMemMetrics#TAG_LE} tag (cumulative, as Prometheus histogram buckets).
      */
     ALLOCATION_SIZE_BUCKETS("datamem.allocation.size.buckets", Meter.Type.COUNTER, null,
-            "Allocations of at most the size in the le tag, in bytes");
+            "Allocations of at most the size in the le tag, in bytes"),
+    /**
+     * Gauge, bytes, published only when the handler's stack holds a pool ({@code pool(...)}): the
+     * bytes the pool holds from its upstream that no block uses (free blocks and uncarved slab
+     * space), as its memory snapshot reports them ({@code io.datamem.impl.snapshot}), read at
+     * scrape time.
+     */
+    POOL_FREE("datamem.pool.free", Meter.Type.GAUGE, "bytes",
+            "Bytes a pool holds from its upstream that no block uses"),
+    /**
+     * Gauge, bytes, published only with a pool: the longest stretch of free bytes inside one of the
+     * pool's runs, from the same snapshot. Far below {@link #POOL_FREE}: the free memory is
+     * fragmented.
+     */
+    POOL_LARGEST_FREE_RUN("datamem.pool.free.largest.run", Meter.Type.GAUGE, "bytes",
+            "The longest stretch of free bytes in one of a pool's runs");
 
     private final String meterName;
     private final Meter.Type type;

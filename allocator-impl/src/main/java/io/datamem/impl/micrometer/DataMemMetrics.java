@@ -3,6 +3,8 @@ package io.datamem.impl.micrometer;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.pool.PoolingAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Measurement;
@@ -56,6 +58,7 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
     public static final String TAG_LE = "le";
 
     private final StatisticsAdaptor statistics;
+    private final PoolingAllocator pool;   // the stack's pool, or null
     private final Tags tags;
     private final boolean percentileHistogram;
     private final Object lock = new Object();
@@ -68,6 +71,7 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
 
     private DataMemMetrics(Builder b) {
         this.statistics = b.statistics;
+        this.pool = AllocatorStack.find(b.handler, PoolingAllocator.class).orElse(null);
         this.tags = Tags.of(TAG_HANDLER, b.handler.name(), TAG_VERSION, Integer.toString(b.handler.version()),
                 TAG_MEMORY_KIND, b.handler.traits().kind().name().toLowerCase(Locale.ROOT)).and(b.extraTags);
         this.percentileHistogram = b.percentileHistogram;
@@ -198,6 +202,11 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
                     .baseUnit(DataMemMeter.ALLOCATION_SIZE.baseUnit())
                     .tags(tags)
                     .register(registry));
+            if (pool != null) {
+                meters.add(poolGauge(registry, DataMemMeter.POOL_FREE, LayerSnapshot.Pool::freeByteSize));
+                meters.add(poolGauge(registry, DataMemMeter.POOL_LARGEST_FREE_RUN,
+                        LayerSnapshot.Pool::largestFreeRunByteSize));
+            }
             if (percentileHistogram) {
                 for (int b = 0; b < StatisticsAdaptor.HISTOGRAM_BUCKETS; b++) {
                     int bucket = b;
@@ -220,6 +229,17 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
             n += counts[i];
         }
         return n;
+    }
+
+    /** A gauge over the pool's memory snapshot, taken when the gauge is read. */
+    private Meter poolGauge(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<LayerSnapshot.Pool> f) {
+        PoolingAllocator p = pool;
+        return Gauge.builder(m.meterName(), p, x -> f.applyAsDouble((LayerSnapshot.Pool) x.snapshot()))
+                .description(m.description())
+                .baseUnit(m.baseUnit())
+                .tags(tags)
+                .strongReference(true)
+                .register(registry);
     }
 
     private Meter gauge(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<StatisticsAdaptor> f) {

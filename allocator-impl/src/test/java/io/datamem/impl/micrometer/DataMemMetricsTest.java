@@ -2,7 +2,10 @@ package io.datamem.impl.micrometer;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
+import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.pool.PoolingAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Measurement;
@@ -62,7 +65,8 @@ class DataMemMetricsTest {
             MemorySegment c = stats.realloc(a, 1000, 4000);
             stats.free(b, 3000);
             assertEquals(0, stats.malloc(1L << 50).address());
-            for (DataMemMeter m : DataMemMeter.values()) {
+            for (DataMemMeter m : java.util.EnumSet.complementOf(java.util.EnumSet.of(DataMemMeter.POOL_FREE,
+                    DataMemMeter.POOL_LARGEST_FREE_RUN))) {   // a stack without a pool publishes no pool meter
                 Meter meter = meter(m);
                 assertEquals(m.type(), meter.getId().getType(), m.name());
                 assertEquals(m.baseUnit(), meter.getId().getBaseUnit(), m.name());
@@ -95,6 +99,37 @@ class DataMemMetricsTest {
         }
         assertEquals(List.of(), registry.getMeters(), "closing the binder removes its meters");
         stats.free(before, 100);
+    }
+
+    @Test
+    void aPoolInTheStackPublishesItsFreeBytesAndLargestFreeRunFromItsSnapshot() {
+        DataMemHandler pooled = DataMem.createHandler("pool(aligned64)+stats");
+        assertTrue(registry.find(DataMemMeter.POOL_FREE.meterName()).meters().isEmpty());
+        try (DataMemMetrics metrics = DataMemMetrics.builder(pooled).build()) {
+            metrics.bindTo(registry);
+            List<MemorySegment> blocks = new java.util.ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                blocks.add(pooled.allocator().malloc(1000));
+            }
+            for (int i = 0; i < blocks.size(); i += 2) {
+                pooled.allocator().free(blocks.get(i), 1000);
+            }
+            PoolingAllocator pool = AllocatorStack.find(pooled, PoolingAllocator.class).orElseThrow();
+            LayerSnapshot.Pool now = (LayerSnapshot.Pool) pool.snapshot();
+            Gauge free = registry.get(DataMemMeter.POOL_FREE.meterName()).tag(DataMemMetrics.TAG_HANDLER,
+                    "pool(aligned64)+stats").gauge();
+            Gauge run = registry.get(DataMemMeter.POOL_LARGEST_FREE_RUN.meterName()).gauge();
+            assertEquals(now.freeByteSize(), free.value());
+            assertEquals(now.largestFreeRunByteSize(), run.value());
+            assertTrue(free.value() >= 50 * 1000, "the freed half is free: " + free.value());
+            assertTrue(run.value() > 0 && run.value() <= free.value(), run.value() + " of " + free.value());
+            assertEquals("bytes", free.getId().getBaseUnit());
+            for (int i = 1; i < blocks.size(); i += 2) {
+                pooled.allocator().free(blocks.get(i), 1000);
+            }
+            assertTrue(free.value() > now.freeByteSize(), "read when polled");
+        }
+        assertTrue(registry.find(DataMemMeter.POOL_FREE.meterName()).meters().isEmpty(), "removed on close");
     }
 
     private static double bucket(MeterRegistry registry, long le) {
