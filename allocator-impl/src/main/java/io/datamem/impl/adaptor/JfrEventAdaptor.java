@@ -1,11 +1,17 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.os.OptionalModules;
+import io.datamem.impl.pool.PoolingAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
 
 import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 
 /**
  * Emits a JDK Flight Recorder event for every operation through an upstream allocator:
@@ -43,6 +49,44 @@ public final class JfrEventAdaptor extends ForwardingAllocator {
         super(upstream);
         this.handlerName = Objects.requireNonNull(handlerName, "handlerName");
         OptionalModules.JFR.require("the JFR adaptor");
+        AllocatorStack.find(upstream, PoolingAllocator.class).ifPresent(pool -> PoolWatch.watch(handlerName, pool));
+    }
+
+    /**
+     * The pools under {@code jfr} adaptors, for the periodic {@code io.datamem.PoolMemory} event:
+     * held weakly, so that a pool no longer used is dropped. Loaded only once the JFR module is known
+     * to be present (the constructor checks first).
+     */
+    private static final class PoolWatch {
+        private static final Map<PoolingAllocator, String> POOLS = new WeakHashMap<>();
+
+        static {
+            jdk.jfr.FlightRecorder.addPeriodicEvent(JfrEvents.PoolMemory.class, PoolWatch::emit);
+        }
+
+        private PoolWatch() {
+        }
+
+        static synchronized void watch(String handlerName, PoolingAllocator pool) {
+            POOLS.put(pool, handlerName);
+        }
+
+        /** One event per watched pool, from its memory snapshot (JFR calls this once a period). */
+        private static void emit() {
+            Map<PoolingAllocator, String> now;
+            synchronized (PoolWatch.class) {
+                now = new LinkedHashMap<>(POOLS);
+            }
+            for (Map.Entry<PoolingAllocator, String> e : now.entrySet()) {
+                LayerSnapshot.Pool s = (LayerSnapshot.Pool) e.getKey().snapshot();
+                JfrEvents.PoolMemory event = new JfrEvents.PoolMemory();
+                event.handler = e.getValue();
+                event.heldBytes = s.runByteSize() + s.largeByteSize();
+                event.freeBytes = s.freeByteSize();
+                event.largestFreeRunBytes = s.largestFreeRunByteSize();
+                event.commit();
+            }
+        }
     }
 
     /**

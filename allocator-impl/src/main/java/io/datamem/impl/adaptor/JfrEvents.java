@@ -46,6 +46,28 @@ final class JfrEvents {
     }
 
     /** {@code io.datamem.Free}: a free, with its duration. */
+    @Name("io.datamem.PoolMemory")
+    @Label("datamem Pool Memory")
+    @Category({"datamem", "Memory"})
+    @Description("What a pool under a +jfr adaptor holds from its upstream, how much of it no block uses, and the"
+            + " longest free stretch in one run (far below the free bytes: fragmented), from its memory snapshot.")
+    @jdk.jfr.Period("1 s")
+    static final class PoolMemory extends Event {
+        @Label("Handler")
+        String handler;
+        @Label("Held")
+        @Description("Bytes the pool holds from its upstream: its runs and large blocks")
+        @DataAmount
+        long heldBytes;
+        @Label("Free")
+        @Description("Held bytes no block uses: free blocks and uncarved slab space")
+        @DataAmount
+        long freeBytes;
+        @Label("Largest Free Run")
+        @DataAmount
+        long largestFreeRunBytes;
+    }
+
     @Name("io.datamem.Free")
     @Label("datamem Free")
     @Category({"datamem", "Memory"})

@@ -44,7 +44,8 @@ class JfrEventAdaptorTest {
         }
         a.free(outside, 7);
         List<RecordedEvent> events = RecordingFile.readAllEvents(file).stream()
-                .filter(e -> e.getEventType().getName().startsWith("io.datamem."))
+                .filter(e -> e.getEventType().getName().startsWith("io.datamem.")
+                        && !e.getEventType().getName().equals("io.datamem.PoolMemory"))   // periodic, below
                 .sorted(java.util.Comparator.comparing(RecordedEvent::getStartTime))
                 .toList();
         assertEquals(List.of("io.datamem.Allocation", "io.datamem.Allocation", "io.datamem.Allocation",
@@ -66,5 +67,39 @@ class JfrEventAdaptorTest {
         assertEquals(q.address(), free.getLong("address"));
         assertEquals(5000, free.getLong("byteSize"));
         assertEquals(0, events.get(5).getLong("address"), "a failed allocation has address 0");
+    }
+
+    @Test
+    void aPoolUnderTheAdaptorIsDescribedPeriodically() throws Exception {
+        DataMemAllocator a = DataMem.createHandler("pool(aligned64)+jfr").allocator();
+        List<MemorySegment> blocks = new java.util.ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            blocks.add(a.malloc(1000));
+        }
+        for (int i = 0; i < blocks.size(); i += 2) {
+            a.free(blocks.get(i), 1000);
+        }
+        Path file = dir.resolve("pool.jfr");
+        try (Recording r = new Recording()) {
+            r.enable("io.datamem.PoolMemory").withPeriod(java.time.Duration.ofMillis(50));
+            r.start();
+            Thread.sleep(400);
+            r.stop();
+            r.dump(file);
+        }
+        List<RecordedEvent> pools = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("io.datamem.PoolMemory"))
+                .filter(e -> e.getString("handler").equals("pool(aligned64)+jfr"))
+                .toList();
+        assertTrue(!pools.isEmpty(), "no io.datamem.PoolMemory event for the pool");
+        RecordedEvent e = pools.getLast();
+        long free = e.getLong("freeBytes");
+        assertTrue(free >= 32 * 1000, "the freed half is free: " + free);
+        assertTrue(e.getLong("heldBytes") >= free + 32 * 1000, e.toString());
+        long run = e.getLong("largestFreeRunBytes");
+        assertTrue(run > 0 && run <= free, e.toString());
+        for (int i = 1; i < blocks.size(); i += 2) {
+            a.free(blocks.get(i), 1000);
+        }
     }
 }
