@@ -228,6 +228,24 @@ public record ProviderTerm(String text) {
     }
 
     /**
+     * The exception a provider throws for this term: the message every family gives,
+     * {@code handler name 'NAME': 'TERM': WHAT (expected: EXPECTED)}, names and term quoted (and cut
+     * at 100 characters).
+     *
+     * @param handlerName the name of the handler being made
+     * @param what        what is wrong with the term
+     * @param expected    the forms the family accepts
+     * @return the exception, to throw
+     * @throws NullPointerException if an argument is null
+     */
+    public IllegalArgumentException refused(String handlerName, String what, String expected) {
+        Objects.requireNonNull(what, "what");
+        Objects.requireNonNull(expected, "expected");
+        return new IllegalArgumentException("handler name " + Messages.quote(Objects.requireNonNull(handlerName,
+                "handlerName")) + ": " + Messages.quote(text) + ": " + what + " (expected: " + expected + ")");
+    }
+
+    /**
      * Reads a byte size as handler names write it: a decimal count, optionally followed by
      * {@code k}, {@code m}, {@code g} or {@code t} (powers of 1024; {@code kb}, {@code kib} and so
      * on too, any case): {@code 64k} is 65536.

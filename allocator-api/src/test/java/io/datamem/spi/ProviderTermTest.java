@@ -64,4 +64,11 @@ class ProviderTermTest {
         }
         assertThrows(IllegalArgumentException.class, () -> ProviderTerm.byteSize("limit", "8589934592g", Long.MAX_VALUE));
     }
+
+    @Test
+    void aRefusalQuotesTheHandlerAndTheTermAndSaysWhatWasExpected() {
+        IllegalArgumentException e = new ProviderTerm("numa:bind").refused("h+stats", "no target", "numa:bind=N");
+        assertEquals("handler name 'h+stats': 'numa:bind': no target (expected: numa:bind=N)", e.getMessage());
+        assertThrows(NullPointerException.class, () -> new ProviderTerm("x").refused(null, "w", "e"));
+    }
 }

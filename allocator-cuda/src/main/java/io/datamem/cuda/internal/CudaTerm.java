@@ -167,8 +167,7 @@ public record CudaTerm(Kind kind, int device, boolean portable, boolean mapped, 
     }
 
     private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name '" + handlerName + "': '" + term + "': " + what
-                + " (expected: " + EXPECTED + ")");
+        return term.refused(handlerName, what, EXPECTED);
     }
 
     /**

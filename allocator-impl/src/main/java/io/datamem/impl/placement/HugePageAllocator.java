@@ -306,8 +306,7 @@ public final class HugePageAllocator implements DataMemAllocator, SnapshotSource
     }
 
     private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
-                + Messages.quote(term.text()) + ": " + what + " (expected: " + TERM_EXPECTED + ")");
+        return term.refused(handlerName, what, TERM_EXPECTED);
     }
 
     /**

@@ -9,7 +9,6 @@ import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
-import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.spi.ProviderTerm.Option;
 
@@ -209,8 +208,7 @@ public final class NumaAllocator implements DataMemAllocator, SnapshotSource {
     }
 
     private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
-        return new IllegalArgumentException("handler name " + Messages.quote(handlerName) + ": "
-                + Messages.quote(term.text()) + ": " + what + " (expected: " + TERM_EXPECTED + ")");
+        return term.refused(handlerName, what, TERM_EXPECTED);
     }
 
     /**

@@ -9,7 +9,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -55,11 +54,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 ? List.of(DataMem.createHandler(DataMem.current().name()))
                 : handlers.stream().map(name -> UsageErrors.named(spec, "--handler", name, DataMem::createHandler))
                 .toList();
-        if (!Files.isReadable(log)) {
-            throw new IllegalArgumentException("LOG: " + log + " (expected: a readable allocation log, written by"
-                    + " a handler with +log=FILE)");
-        }
-        List<AllocationLog.Entry> entries = AllocationLog.read(log);
+        List<AllocationLog.Entry> entries = UsageErrors.readLog("LOG", log);
         System.out.println("datamem replay: " + log + ", " + entries.size() + " operations");
         int status = DatamemCli.OK;
         for (DataMemHandler h : targets) {

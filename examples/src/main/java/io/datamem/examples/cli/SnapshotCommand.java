@@ -11,7 +11,6 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -61,11 +60,7 @@ public final class SnapshotCommand implements Callable<Integer> {
     public Integer call() {
         DataMemHandler h = handler == null ? DataMem.createHandler(DataMem.current().name())
                 : UsageErrors.named(spec, "--handler", handler, DataMem::createHandler);
-        if (!Files.isReadable(log)) {
-            throw new IllegalArgumentException("LOG: " + log + " (expected: a readable allocation log, written by"
-                    + " a handler with +log=FILE)");
-        }
-        List<AllocationLog.Entry> entries = AllocationLog.read(log);
+        List<AllocationLog.Entry> entries = UsageErrors.readLog("LOG", log);
         Path file = out != null ? out : log.resolveSibling(log.getFileName() + ".snapshot.json");
         MemorySnapshot[] taken = new MemorySnapshot[1];
         AllocationLog.Replay r = AllocationLog.replay(entries, h.allocator(), target -> {

@@ -1,8 +1,12 @@
 package io.datamem.examples.cli;
 
+import io.datamem.impl.adaptor.AllocationLog;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -50,5 +54,23 @@ final class UsageErrors {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': "
                     + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Reads an allocation log a command was given, after checking it can be read: the check and
+     * message {@code replay}, {@code snapshot} and {@code view} share.
+     *
+     * @param option how the command names the log, for the message ({@code LOG})
+     * @param log    the file
+     * @return its operations, in log order
+     * @throws IllegalArgumentException if the file is not readable or a line of it is malformed
+     * @throws java.io.UncheckedIOException if reading it fails
+     */
+    static List<AllocationLog.Entry> readLog(String option, Path log) {
+        if (!Files.isReadable(log)) {
+            throw new IllegalArgumentException(option + ": " + log + " (expected: a readable allocation log, written by"
+                    + " a handler with +log=FILE)");
+        }
+        return AllocationLog.read(log);
     }
 }

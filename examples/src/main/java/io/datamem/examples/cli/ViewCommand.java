@@ -57,14 +57,10 @@ public final class ViewCommand implements Callable<Integer> {
             throw new IllegalArgumentException("FILE: " + file + " (expected: a readable memory snapshot's JSON,"
                     + " written by datamem snapshot)");
         }
-        if (log != null && !Files.isReadable(log)) {
-            throw new IllegalArgumentException("LOG: " + log + " (expected: a readable allocation log, written by"
-                    + " a handler with +log=FILE)");
-        }
+        List<AllocationLog.Entry> entries = log == null ? null : UsageErrors.readLog("LOG", log);
         Path page = out != null ? out : file.resolveSibling(file.getFileName() + ".html");
         try {
             MemorySnapshot snapshot = MemorySnapshot.read(file);
-            List<AllocationLog.Entry> entries = log == null ? null : AllocationLog.read(log);
             String html = SnapshotPage.render(snapshot, file.toString(), entries, log == null ? null : log.toString());
             Files.writeString(page, html, StandardCharsets.UTF_8);
             System.out.println("datamem view: " + file + ", " + snapshot.handlers().size() + " handler(s)"
