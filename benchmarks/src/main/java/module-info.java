@@ -6,6 +6,7 @@ module io.datamem.benchmarks {
     requires io.datamem.impl;
     requires io.datamem.cuda;
     requires io.datamem.numpy;
+    requires io.datamem.arrow;
     requires jmh.core;
     requires micrometer.core;
     requires io.netty.buffer;

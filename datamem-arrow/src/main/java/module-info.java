@@ -6,7 +6,9 @@
  */
 module io.datamem.arrow {
     requires transitive io.datamem.api;
-    requires static transitive org.apache.arrow.memory.core;
+    // Not transitive: a module that uses only io.datamem.arrow compiles without Arrow Java;
+    // one that uses io.datamem.arrow.memory requires org.apache.arrow.memory.core itself.
+    requires static org.apache.arrow.memory.core;
 
     exports io.datamem.arrow;
     exports io.datamem.arrow.memory;

@@ -47,7 +47,8 @@ public record DataMemHandler(String name, int version, DataMemAllocator allocato
         if (name.isBlank()) {
             throw new IllegalArgumentException("name: " + Messages.quote(name) + " (expected: not blank)");
         }
-        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        // A UTF-8 byte is at most 3 per char of UTF-16: short names need no encoding to be checked.
+        int bytes = name.length() <= MAX_NAME_BYTES / 3 ? 0 : name.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > MAX_NAME_BYTES) {
             throw new IllegalArgumentException("name: " + Messages.quote(name) + " is " + bytes
                     + " UTF-8 bytes (expected: at most " + MAX_NAME_BYTES + ")");

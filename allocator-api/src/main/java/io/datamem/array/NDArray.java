@@ -1630,8 +1630,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * {@code action} returns) or this throws and {@code action} does not run. A protocol that hands
      * this array's address or segment to code outside the JVM reads them inside {@code action};
      * DLPack and the USM array interface are built this way, and a third-party protocol can be too.
-     * An export that outlives the action (a consumer holding the memory) holds a buffer view
-     * ({@link #getBuffer(int)}), whose release drops its own pin.
+     * An export that outlives the action (a consumer holding the memory) holds a {@link #pin()}
+     * instead, or a buffer view ({@link #getBuffer(int)}), whose release drops its own pin.
      *
      * @param action what to do with the memory pinned; it may call any method of this array
      *               except {@link #close()} and {@link #resize(long...)}, which are refused
@@ -1648,6 +1648,76 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             return action.get();
         } finally {
             releaseExport();
+        }
+    }
+
+    /**
+     * Pins this array's memory until the returned pin is closed: the hold an export keeps while a
+     * consumer outside the JVM may read the memory (DLPack keeps one per tensor until its deleter
+     * runs, Arrow's C Data export until its release callback). The lifecycle check is
+     * {@link #whilePinned}'s: either the pin is taken before a close or resize of the memory begins
+     * (which is then refused, naming the pin, until it is closed) or this throws. The pin costs no
+     * buffer description, so it is the cheap way for a protocol that writes its own struct.
+     *
+     * @return the pin; close it exactly when the consumer is done (closing it again does nothing)
+     * @throws IllegalStateException if the array is closed or being closed, or is a view of an
+     *                               owner resized since the view was made
+     */
+    public Pin pin() {
+        checkOpen();
+        Pin pin = new Pin(memory, this);
+        memory.pinExport(generation, this);
+        return pin;
+    }
+
+    /**
+     * A hold on an array's memory that keeps it from being closed or resized: see {@link #pin()}.
+     * Closing it releases the hold once, from any thread; later closes do nothing, so a consumer
+     * that calls its release twice cannot unbalance the array's count of exports.
+     */
+    public static final class Pin implements AutoCloseable {
+
+        private static final java.lang.invoke.VarHandle RELEASED;
+
+        static {
+            try {
+                RELEASED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Pin.class, "released", boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final ArrayMemory memory;
+        /** Held strongly: a pinned array is never collected, so its memory is never reclaimed. */
+        private final NDArray array;
+        @SuppressWarnings("unused") // through RELEASED
+        private volatile boolean released;
+
+        private Pin(ArrayMemory memory, NDArray array) {
+            this.memory = memory;
+            this.array = array;
+        }
+
+        /**
+         * Whether {@link #close()} has run.
+         *
+         * @return true once released
+         */
+        public boolean isReleased() {
+            return released;
+        }
+
+        /** Releases the hold, the first time it is called; later calls do nothing. */
+        @Override
+        public void close() {
+            if (RELEASED.compareAndSet(this, false, true)) {
+                memory.unpinExport();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "NDArray.Pin[" + array.dtype + ", shape " + Arrays.toString(array.shape) + (released ? ", released" : ", held") + "]";
         }
     }
 

@@ -12,8 +12,6 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
-import io.datamem.buffer.BufferFlags;
-import io.datamem.buffer.BufferView;
 import io.datamem.format.CustomDTypes;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
@@ -129,6 +127,11 @@ public final class DLPack {
             JAVA_LONG.withName("flags"),
             DL_TENSOR.withName("dl_tensor")).withName("DLManagedTensorVersioned");
 
+    /** {@link #toDLPack(NDArray, int)}'s options for a legacy consumer and for any 1.x one. */
+    private static final DLPackOptions LEGACY_OPTIONS = DLPackOptions.defaults().withMaxVersion(DLPackVersion.LEGACY);
+    private static final DLPackOptions V1_OPTIONS = DLPackOptions.defaults()
+            .withMaxVersion(new DLPackVersion(MAJOR_VERSION, Integer.MAX_VALUE));
+
     private static final long KNOWN_FLAGS = FLAG_READ_ONLY | FLAG_IS_COPIED | FLAG_IS_SUBBYTE_TYPE_PADDED;
 
     /** Offset of {@code dl_tensor} in {@code DLManagedTensorVersioned}, computed once (a path lookup by name is slow). */
@@ -160,9 +163,9 @@ public final class DLPack {
         if (maxMajorVersion < 0) {
             throw new IllegalArgumentException("maxMajorVersion: " + maxMajorVersion + " (expected: >= 0)");
         }
-        DLPackVersion max = maxMajorVersion >= 1 ? new DLPackVersion(maxMajorVersion, Integer.MAX_VALUE)
-                : DLPackVersion.LEGACY;
-        return toDLPack(array, DLPackOptions.defaults().withMaxVersion(max));
+        DLPackOptions options = maxMajorVersion == 0 ? LEGACY_OPTIONS : maxMajorVersion == MAJOR_VERSION ? V1_OPTIONS
+                : DLPackOptions.defaults().withMaxVersion(new DLPackVersion(maxMajorVersion, Integer.MAX_VALUE));
+        return toDLPack(array, options);
     }
 
     /**
@@ -214,7 +217,7 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        // A shared tensor holds its own pin: its buffer view.
+        // A shared tensor holds its own pin (NDArray.Pin), released by the deleter.
         return array.whilePinned(() -> export(array, options, max, versioned, produced));
     }
 
@@ -260,10 +263,10 @@ public final class DLPack {
                     + " cannot say read-only: the consumer must ask for DLPack >= 1.0 (max_version), or a copy");
         }
         if (!copy) {
-            checkStrides(array);
+            checkStrides(array, array.shape(), array.strides());
         }
         synchronize(array, block, interchange, exported, options.stream(), copy);
-        BufferView view = null;
+        NDArray.Pin view = null;
         NDArray owned = null;
         try {
             if (copy) {
@@ -277,7 +280,7 @@ public final class DLPack {
                     }
                 }
             } else {
-                view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+                view = array.pin();
             }
             NDArray shared = copy ? owned : array;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
@@ -285,7 +288,7 @@ public final class DLPack {
             return write(shared, exported, produced, versioned, flags, view, owned);
         } catch (RuntimeException | Error e) {
             if (view != null) {
-                view.release();
+                view.close();
             }
             if (owned != null) {
                 owned.close();
@@ -342,10 +345,8 @@ public final class DLPack {
         }
     }
 
-    private static void checkStrides(NDArray array) {
+    private static void checkStrides(NDArray array, long[] shape, long[] strides) {
         long item = array.dtype().itemSize();
-        long[] strides = array.strides();
-        long[] shape = array.shape();
         for (int i = 0; i < strides.length; i++) {
             if (strides[i] % item != 0 && shape[i] > 1) {
                 throw new BufferException(array + ": stride " + strides[i] + " bytes of axis " + i + " is not a"
@@ -432,7 +433,7 @@ public final class DLPack {
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
     static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
-                               long flags, BufferView view, NDArray owned) {
+                               long flags, NDArray.Pin view, NDArray owned) {
         long[] shape = shared.shape();
         long[] byteStrides = shared.strides();
         int ndim = shape.length;
@@ -633,30 +634,28 @@ public final class DLPack {
         }
         DType dtype = found.get();
         long item = dtype.itemSize();
-        long[] shape = ndim == 0 ? new long[0] : MemorySegment.ofAddress(shapePtr).reinterpret(8L * ndim)
-                .toArray(JAVA_LONG);
-        long[] elementStrides = stridesPtr == 0 || ndim == 0 ? null
-                : MemorySegment.ofAddress(stridesPtr).reinterpret(8L * ndim).toArray(JAVA_LONG);
+        long[] shape = readLongs(shapePtr, ndim);
+        long[] elementStrides = stridesPtr == 0 || ndim == 0 ? null : readLongs(stridesPtr, ndim);
         long count = 1;
         for (int i = 0; i < ndim; i++) {
             if (shape[i] < 0) {
                 throw reject("shape[" + i + "] " + shape[i] + " (expected: >= 0) in shape " + Arrays.toString(shape));
             }
-            count = shape[i] == 0 || count == 0 ? 0 : mulOrReject(count, shape[i], "shape " + Arrays.toString(shape));
+            count = shape[i] == 0 || count == 0 ? 0 : mulOrReject(count, shape[i], "shape ", shape, null);
         }
         if (count > 0) {
-            mulOrReject(count, item, "shape " + Arrays.toString(shape) + " of " + dtype);
+            mulOrReject(count, item, "shape ", shape, dtype);
         }
         long[] byteStrides = new long[ndim];
         if (elementStrides == null) {
             long acc = item;
             for (int i = ndim - 1; i >= 0; i--) {
                 byteStrides[i] = acc;
-                acc = shape[i] == 0 ? acc : mulOrReject(acc, Math.max(shape[i], 1), "shape " + Arrays.toString(shape));
+                acc = shape[i] == 0 ? acc : mulOrReject(acc, Math.max(shape[i], 1), "shape ", shape, null);
             }
         } else {
             for (int i = 0; i < ndim; i++) {
-                byteStrides[i] = mulOrReject(elementStrides[i], item, "strides " + Arrays.toString(elementStrides));
+                byteStrides[i] = mulOrReject(elementStrides[i], item, "strides ", elementStrides, null);
             }
         }
         if (byteOffset < 0) {
@@ -695,6 +694,18 @@ public final class DLPack {
         long allocated = count == 0 ? 0 : hi - lo + item;
         return NDArray.adopt(handler, MemorySegment.ofAddress(blockAddress), allocated, dtype, shape,
                 byteStrides, count == 0 ? 0 : -lo, readOnly);
+    }
+
+    /** {@code n} int64 values at {@code address}. */
+    private static long[] readLongs(long address, int n) {
+        long[] values = new long[n];
+        if (n > 0) {
+            MemorySegment s = MemorySegment.ofAddress(address).reinterpret(8L * n);
+            for (int i = 0; i < n; i++) {
+                values[i] = s.getAtIndex(JAVA_LONG, i);
+            }
+        }
+        return values;
     }
 
     /** The datamem dtype of a DLPack {@code (code, bits, lanes)}, as {@link #fromDLPack} reads it. */
@@ -767,11 +778,13 @@ public final class DLPack {
         return traits;
     }
 
-    private static long mulOrReject(long a, long b, String what) {
+    /** {@code a * b}, or a rejection naming {@code what} and {@code values} (built only then). */
+    private static long mulOrReject(long a, long b, String what, long[] values, DType of) {
         try {
             return Math.multiplyExact(a, b);
         } catch (ArithmeticException e) {
-            throw reject(what + " overflows a 64-bit byte count");
+            throw reject(what + Arrays.toString(values) + (of == null ? "" : " of " + of)
+                    + " overflows a 64-bit byte count");
         }
     }
 

@@ -2,7 +2,6 @@ package io.datamem.dlpack;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.array.NDArray;
-import io.datamem.buffer.BufferView;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -20,7 +19,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * upcall stub in the global arena, so it stays callable for the life of the JVM, from any thread,
  * whether or not Java still references the array.
  *
- * <p>Each live export is held strongly here (its buffer view pins the array's memory, or it owns
+ * <p>Each live export is held strongly here (its pin holds the array's memory, or it owns
  * a copy) until the consumer calls the deleter, which removes it exactly once: a second call for
  * the same tensor finds nothing and is logged, never a double release.
  */
@@ -29,13 +28,13 @@ final class DLPackExports {
     private static final System.Logger LOG = System.getLogger("io.datamem.dlpack.DLPack");
 
     /** An exported tensor: what keeps its data alive, and its native struct. */
-    record Export(long id, BufferView view, NDArray copy, DataMemAllocator metadataAllocator, long metadata,
+    record Export(long id, NDArray.Pin view, NDArray copy, DataMemAllocator metadataAllocator, long metadata,
                   long metadataByteSize) {
 
         void release() {
             try {
                 if (view != null) {
-                    view.release();
+                    view.close();
                 }
             } finally {
                 try {

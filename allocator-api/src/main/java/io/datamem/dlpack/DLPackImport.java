@@ -7,7 +7,8 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -24,7 +25,18 @@ final class DLPackImport implements DataMemAllocator {
     private final MemorySegment managed;
     private final MemorySegment deleter;
     private final MemoryTraits traits;
-    private final AtomicBoolean deleted = new AtomicBoolean();
+    private static final VarHandle DELETED;
+
+    static {
+        try {
+            DELETED = MethodHandles.lookup().findVarHandle(DLPackImport.class, "deleted", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @SuppressWarnings("unused") // through DELETED
+    private volatile boolean deleted;
 
     DLPackImport(MemorySegment managed, MemorySegment deleter, MemoryTraits traits) {
         this.managed = MemorySegment.ofAddress(managed.address());
@@ -82,7 +94,7 @@ final class DLPackImport implements DataMemAllocator {
     /** Calls the producer's deleter the first time; later calls do nothing. */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
-        if (deleted.compareAndSet(false, true)) {
+        if (DELETED.compareAndSet(this, false, true)) {
             callDeleter(deleter, managed);
         }
     }
@@ -93,6 +105,6 @@ final class DLPackImport implements DataMemAllocator {
     }
 
     boolean isDeleted() {
-        return deleted.get();
+        return deleted;
     }
 }

@@ -98,6 +98,7 @@ class ArrayLifecycleSafetyTest {
                 a -> DLPack.toDLPack(a, 1),
                 a -> DLPack.toDLPack(a, 0),
                 a -> a.whilePinned(() -> fail("the action ran on an array that must refuse it")),
+                NDArray::pin,
                 a -> a.reshape(-1),
                 a -> a.slice(Slice.all()),
                 NDArray::transpose,
@@ -152,6 +153,52 @@ class ArrayLifecycleSafetyTest {
         base.close();
         assertThrows(NullPointerException.class, () -> base.whilePinned(null));
         assertThrows(IllegalStateException.class, () -> base.whilePinned(() -> 1));
+    }
+
+    @Test
+    void aPinHoldsTheMemoryAndTheArrayUntilItIsClosedOnce() {
+        NDArray base = zeros(8);
+        NDArray view = base.reshape(2, 4);
+        NDArray.Pin first = view.pin();
+        NDArray.Pin second = base.pin();
+        exported.put(base.address(), 2);
+        assertFalse(first.isReleased());
+        IllegalStateException close = assertThrows(IllegalStateException.class, base::close);
+        assertTrue(close.getMessage().contains("still held"), close.getMessage());
+        assertThrows(IllegalStateException.class, () -> base.resize(64));
+        first.close();
+        first.close();                             // a second release does nothing: one pin is still held
+        assertTrue(first.isReleased());
+        assertTrue(first.toString().contains("released"), first.toString());
+        assertThrows(IllegalStateException.class, base::close);
+        second.close();
+        exported.remove(base.address());
+        base.resize(64);
+        base.close();
+        assertThrows(IllegalStateException.class, base::pin);
+        assertThrows(IllegalStateException.class, view::pin);
+        second.close();                            // after the close too
+    }
+
+    @Test
+    void aPinnedArrayDroppedByJavaKeepsItsMemory() throws Exception {
+        NDArray.Pin pin = zeros(1024).pin();       // the array itself is unreachable but through the pin
+        for (int i = 0; i < 5; i++) {
+            System.gc();
+            Thread.sleep(10);
+            for (int j = 0; j < 64; j++) {
+                zeros(16).close();                 // gives reclamation a chance to run
+            }
+        }
+        assertEquals(1, counting.liveBlocks(), "the pinned array's block is still allocated");
+        pin.close();
+        pin = null;                                // now nothing reaches the array
+        for (int i = 0; i < 50 && counting.liveBlocks() > 0; i++) {
+            System.gc();
+            Thread.sleep(20);
+            zeros(16).close();
+        }
+        assertEquals(0, counting.liveBlocks(), "released and dropped, the array was reclaimed");
     }
 
     @Test
@@ -234,13 +281,14 @@ class ArrayLifecycleSafetyTest {
                 if (round % 2 == 0) {
                     view.setDouble(1, 0, 0);            // half the rounds with a segment made, half without
                 }
-                boolean dlpack = round % 3 == 0;
+                int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
                 CyclicBarrier start = new CyclicBarrier(2);
                 Future<Object> export = pool.submit(() -> {
                     start.await();
                     try {
-                        Object handedOut = dlpack ? DLPack.toDLPack(view, 1) : view.getBuffer(BufferFlags.FULL_RO);
+                        Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
+                                : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
                         exported.merge(block, 1, Integer::sum);
                         return handedOut;
                     } catch (IllegalStateException e) {
@@ -275,6 +323,8 @@ class ArrayLifecycleSafetyTest {
                     exported.remove(block);
                     if (exportResult instanceof BufferView v) {
                         v.release();
+                    } else if (exportResult instanceof NDArray.Pin pin) {
+                        pin.close();
                     } else {
                         DLPack.release((MemorySegment) exportResult, true);
                     }

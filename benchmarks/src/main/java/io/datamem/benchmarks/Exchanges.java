@@ -5,6 +5,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
+import io.datamem.arrow.ArrowCData;
 import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferView;
 import io.datamem.dlpack.DLPack;
@@ -36,7 +37,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * What handing memory to another runtime costs, one exchange per operation, on a float64[8] array
  * of {@code default_allocator} memory made once: a DLPack export and its import back (the legacy
  * {@code DLManagedTensor} and the versioned one; the imported array's close runs the producer's
- * deleter), a {@code Py_buffer} request and its release, and a 64-byte allocate + free pair made
+ * deleter), the same round trip through Arrow's C Data Interface ({@code ArrowSchema} and
+ * {@code ArrowArray}; the import's close runs the release callback), a {@code Py_buffer} request
+ * and its release, and a 64-byte allocate + free pair made
  * through the {@code PyDataMem_Handler} that {@code datamem-numpy} exports, called as C calls it
  * (a downcall to its {@code malloc} and {@code free} function pointers, each an upcall into the
  * handler), against the same pair made on the handler directly.
@@ -60,6 +63,8 @@ public class Exchanges {
     private MethodHandle free;
     private MethodHandle echo;
     private Arena stubs;
+    private MemorySegment arrowSchema;
+    private MemorySegment arrowArray;
 
     /** Creates the state (JMH does). */
     public Exchanges() {
@@ -78,6 +83,8 @@ public class Exchanges {
         free = linker.downcallHandle(struct.get(ADDRESS, FREE_OFFSET),
                 FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, JAVA_LONG));
         stubs = Arena.ofShared();
+        arrowSchema = stubs.allocate(ArrowCData.ARROW_SCHEMA);
+        arrowArray = stubs.allocate(ArrowCData.ARROW_ARRAY);
         FunctionDescriptor shape = FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG);
         try {
             MethodHandle target = MethodHandles.lookup().findStatic(Exchanges.class, "echo",
@@ -123,6 +130,21 @@ public class Exchanges {
     public long dlpackVersioned() {
         MemorySegment managed = DLPack.toDLPack(array, 1);
         try (NDArray back = DLPack.fromDLPack(managed, true)) {
+            return back.address();
+        }
+    }
+
+    /**
+     * Arrow C Data export ({@code ArrowSchema} + {@code ArrowArray}), import back (which releases
+     * the schema and moves the array), and the import's close (which calls the array's release
+     * callback).
+     *
+     * @return the imported array's address
+     */
+    @Benchmark
+    public long arrowCData() {
+        ArrowCData.exportArray(array, arrowSchema, arrowArray);
+        try (NDArray back = ArrowCData.importArray(arrowSchema, arrowArray)) {
             return back.address();
         }
     }

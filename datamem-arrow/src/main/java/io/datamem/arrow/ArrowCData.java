@@ -9,8 +9,6 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
-import io.datamem.buffer.BufferFlags;
-import io.datamem.buffer.BufferView;
 import io.datamem.dlpack.DLPack;
 import io.datamem.usm.UsmHook;
 
@@ -306,7 +304,7 @@ public final class ArrowCData {
         }
         boolean tensor = array.ndim() >= 2;
         long length = array.ndim() == 0 ? 1 : array.shape()[0];
-        BufferView view = null;
+        NDArray.Pin view = null;
         NDArray owned = null;
         MemorySegment arrayBlock = null;
         MemorySegment schemaBlock = null;
@@ -316,7 +314,7 @@ public final class ArrowCData {
             } else if (copy) {
                 owned = array.copy();
             } else {
-                view = array.getBuffer(BufferFlags.STRIDES | BufferFlags.DEVICE);
+                view = array.pin();
             }
             long data = array.size() == 0 ? EMPTY.address() : owned != null ? owned.address() : array.address();
 
@@ -335,14 +333,14 @@ public final class ArrowCData {
             schemaBlock = ArrowExports.malloc(align8(schemaBytes));
 
             // Nothing fails from here on.
-            BufferView v = view;
+            NDArray.Pin v = view;
             NDArray o = owned;
             MemorySegment ab = arrayBlock;
             MemorySegment sb = schemaBlock;
             ArrowExports.Shared arrayShared = new ArrowExports.Shared(ArrowExports.counted(() -> {
                 try {
                     if (v != null) {
-                        v.release();
+                        v.close();
                     }
                     if (o != null) {
                         o.close();
@@ -366,7 +364,7 @@ public final class ArrowCData {
             }
         } catch (RuntimeException | Error e) {
             if (view != null) {
-                view.release();
+                view.close();
             }
             if (owned != null) {
                 owned.close();

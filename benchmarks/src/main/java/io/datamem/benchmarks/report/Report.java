@@ -696,6 +696,8 @@ public final class Report {
     private static final List<String[]> EXCHANGES = List.of(
             new String[] {"Exchanges.dlpackLegacy", "DLPack, legacy `DLManagedTensor`: export, import back, close (deleter)"},
             new String[] {"Exchanges.dlpackVersioned", "DLPack, `DLManagedTensorVersioned`: export, import back, close"},
+            new String[] {"Exchanges.arrowCData", "Arrow C Data Interface (`ArrowSchema` + `ArrowArray`): export,"
+                    + " import back, close (release callback)"},
             new String[] {"Exchanges.pyBuffer", "`Py_buffer` (`FULL_RO`): request and release"},
             new String[] {"Exchanges.nep49Pair", "64-byte pair through the exported `PyDataMem_Handler` (downcall to its"
                     + " `malloc` and `free`, each an upcall)"},
@@ -717,11 +719,11 @@ public final class Report {
 
     /** Goal: every exchange at most {@link #EXCHANGE_NS}. */
     private Goal exchangeGoal() {
-        String goal = "each exchange (DLPack legacy and versioned round trip, `Py_buffer`) ≤ " + fmt(EXCHANGE_NS) + " ns";
+        String goal = "each exchange (DLPack legacy and versioned round trip, Arrow C Data round trip, `Py_buffer`) ≤ " + fmt(EXCHANGE_NS) + " ns";
         List<Check> checks = new ArrayList<>();
         StringBuilder figure = new StringBuilder();
         int forks = Integer.MAX_VALUE;
-        for (String[] e : EXCHANGES.subList(0, 3)) {
+        for (String[] e : EXCHANGES.subList(0, 4)) {
             Optional<Result> r = named(e[0]);
             if (r.isEmpty()) {
                 continue;

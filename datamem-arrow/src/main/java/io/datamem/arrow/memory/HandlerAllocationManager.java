@@ -36,6 +36,9 @@ import java.util.Objects;
  * access. A handler that returns NULL, or throws an {@link AllocationException} (a limit, say), is
  * reported as Arrow's {@link OutOfMemoryException}, which Arrow handles as its own exhaustion.
  */
+// Arrow Java is an optional dependency, read by this module without `transitive` so that users of
+// the C Data interfaces alone compile without it: a user of this class uses Arrow Java anyway.
+@SuppressWarnings("exports")
 public final class HandlerAllocationManager extends AllocationManager {
 
     /** The empty buffer of every factory: zero bytes at an aligned address nothing frees. */
