@@ -82,11 +82,19 @@ final class DLPackExports {
 
     /** The upcall. Nothing may escape it: an exception crossing into native code ends the JVM. */
     private static void deleter(MemorySegment self) {
+        delete(self.address());
+    }
+
+    /**
+     * What the deleter does, called by it and, for a tensor imported back into this JVM, directly
+     * (the same function, without a downcall into an upcall). Throws nothing.
+     */
+    static void delete(long self) {
         try {
-            Export export = LIVE.remove(self.address());
+            Export export = LIVE.remove(self);
             if (export == null) {
                 LOG.log(System.Logger.Level.ERROR, "datamem: DLPack deleter called for 0x"
-                        + Long.toHexString(self.address()) + ", which is not a live tensor datamem exported"
+                        + Long.toHexString(self) + ", which is not a live tensor datamem exported"
                         + " (a second call, or a foreign pointer); ignored");
                 return;
             }
@@ -94,7 +102,7 @@ final class DLPackExports {
         } catch (Throwable t) {
             try {
                 LOG.log(System.Logger.Level.ERROR, "datamem: DLPack deleter failed for 0x"
-                        + Long.toHexString(self.address()), t);
+                        + Long.toHexString(self), t);
             } catch (Throwable ignored) {
                 // Nothing can be done: never let anything reach the native caller.
             }

@@ -48,6 +48,11 @@ final class DLPackImport implements DataMemAllocator {
         if (deleter.address() == 0) {
             return;
         }
+        if (deleter.address() == DLPackExports.DELETER.address()) {
+            // A tensor datamem exported, back in this JVM: the same function, without the crossing.
+            DLPackExports.delete(managed.address());
+            return;
+        }
         try {
             CALL_DELETER.invokeExact(deleter, managed);
         } catch (Throwable t) {
