@@ -229,7 +229,7 @@ public final class DLPack {
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
         DeviceInterchange interchange = traits.interchange();
-        Device source = dlpackDevice(array);
+        Device source = device(traits, block.address());
         Device target = options.dlDevice() == null ? source : options.dlDevice();
         boolean host = traits.hostAccessible();
         boolean copy;
@@ -283,9 +283,10 @@ public final class DLPack {
                 view = array.pin();
             }
             NDArray shared = copy ? owned : array;
+            long sharedAddress = copy ? owned.address() : elementZero;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
                     | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
-            return write(shared, exported, produced, versioned, flags, view, owned);
+            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned);
         } catch (RuntimeException | Error e) {
             if (view != null) {
                 view.close();
@@ -432,7 +433,7 @@ public final class DLPack {
     }
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
-    static MemorySegment write(NDArray shared, Device device, DLPackVersion version, boolean versioned,
+    static MemorySegment write(NDArray shared, long sharedAddress, Device device, DLPackVersion version, boolean versioned,
                                long flags, NDArray.Pin view, NDArray owned) {
         long[] shape = shared.shape();
         long[] byteStrides = shared.strides();
@@ -455,7 +456,7 @@ public final class DLPack {
             stridesPtr.setAtIndex(JAVA_LONG, i, byteStrides[i] / item);
         }
         boolean empty = shared.size() == 0;
-        m.set(JAVA_LONG, t, empty ? 0 : shared.address() - shared.byteOffset());
+        m.set(JAVA_LONG, t, empty ? 0 : sharedAddress - shared.byteOffset());
         m.set(JAVA_INT, t + 8, device.type().code());
         m.set(JAVA_INT, t + 12, device.id());
         m.set(JAVA_INT, t + 16, ndim);
@@ -490,8 +491,11 @@ public final class DLPack {
      */
     public static Device dlpackDevice(NDArray array) {
         Objects.requireNonNull(array, "array");
-        long block = array.address() - array.byteOffset();
-        MemoryTraits traits = array.traits();
+        return device(array.traits(), array.address() - array.byteOffset());
+    }
+
+    /** The device of the memory at {@code block} with these traits, as {@link #dlpackDevice} says. */
+    private static Device device(MemoryTraits traits, long block) {
         DeviceInterchange interchange = traits.interchange();
         return interchange == null ? traits.device() : interchange.dlpackDevice(MemorySegment.ofAddress(block), traits);
     }
