@@ -5,6 +5,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.internal.Messages;
 import io.datamem.internal.HandlerRegistry;
+import io.datamem.internal.LiveHandlers;
 import io.datamem.internal.Registries;
 import io.datamem.spi.ProviderTerm;
 
@@ -170,7 +171,7 @@ public final class AllocatorStack {
         public DataMemHandler handler(String name) {
             Objects.requireNonNull(name, "name");
             DataMemHandler.of(name, leaf); // validates the name before anything is built
-            return DataMemHandler.of(name, build(name));
+            return LiveHandlers.record(DataMemHandler.of(name, build(name)));
         }
 
         @SuppressWarnings("unchecked")
