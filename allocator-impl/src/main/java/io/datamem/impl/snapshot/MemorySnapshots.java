@@ -62,7 +62,7 @@ public final class MemorySnapshots implements MemorySnapshotsMXBean {
      *                               policy, a server that fails); the message says why
      */
     public static boolean register() {
-        if (!enabled(System.getProperty(JMX_PROPERTY))) {
+        if (!enabled()) {
             return false;
         }
         synchronized (LOCK) {
@@ -80,6 +80,16 @@ public final class MemorySnapshots implements MemorySnapshotsMXBean {
                 throw new IllegalStateException("cannot register " + OBJECT_NAME + ": " + e.getMessage(), e);
             }
         }
+    }
+
+    /**
+     * Whether {@code -D}{@value #JMX_PROPERTY} lets the MBean be registered: unless it is
+     * {@code false}.
+     *
+     * @return false if the property is {@code false} (in any case), true otherwise
+     */
+    public static boolean enabled() {
+        return enabled(System.getProperty(JMX_PROPERTY));
     }
 
     /**

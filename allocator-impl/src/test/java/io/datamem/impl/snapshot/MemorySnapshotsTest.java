@@ -38,11 +38,21 @@ class MemorySnapshotsTest {
         return new ObjectName(MemorySnapshots.OBJECT_NAME);
     }
 
+    /** The MBean, registered by the first handler built (on a thread of its own: waits for it). */
+    private static ObjectName registered() throws Exception {
+        DataMem.createHandler("aligned64+stats");   // in case no test built one before
+        for (int i = 0; i < 200 && !SERVER.isRegistered(name()); i++) {
+            Thread.sleep(50);
+        }
+        assertTrue(SERVER.isRegistered(name()), "registered after the first handler built");
+        return name();
+    }
+
     @Test
     void theFirstHandlerBuiltRegistersTheMBean() throws Exception {
-        DataMem.createHandler("aligned64+stats");   // in case no test built one before
-        assertTrue(SERVER.isRegistered(name()), "registered by the first handler built");
+        registered();
         assertTrue(MemorySnapshots.register(), "registering again is a no-op that says it is registered");
+        assertTrue(MemorySnapshots.enabled(), "no -D" + MemorySnapshots.JMX_PROPERTY + " in this JVM");
     }
 
     @Test
@@ -52,7 +62,7 @@ class MemorySnapshotsTest {
         MemorySegment b1 = a.malloc(100);
         MemorySegment b2 = a.malloc(5000);
         try {
-            String[] names = (String[]) SERVER.getAttribute(name(), "HandlerNames");
+            String[] names = (String[]) SERVER.getAttribute(registered(), "HandlerNames");
             assertTrue(Arrays.asList(names).contains("pool(aligned64)+tracking"), Arrays.toString(names));
             String json = (String) SERVER.invoke(name(), "snapshot", new Object[] {"pool(aligned64)+tracking"},
                     new String[] {String.class.getName()});
@@ -107,7 +117,8 @@ class MemorySnapshotsTest {
         assertTrue(e.getMessage().startsWith("handler: 'no_such_handler' (expected: a handler live in process "
                 + ProcessHandle.current().pid() + ", one of ["), e.getMessage());
         assertTrue(e.getMessage().contains(kept.name()), e.getMessage());
-        Exception remote = assertThrows(Exception.class, () -> SERVER.invoke(name(), "snapshot",
+        ObjectName mbean = registered();
+        Exception remote = assertThrows(Exception.class, () -> SERVER.invoke(mbean, "snapshot",
                 new Object[] {"no_such_handler"}, new String[] {String.class.getName()}));
         Throwable cause = remote instanceof RuntimeMBeanException r ? r.getTargetException()
                 : remote instanceof RuntimeOperationsException o ? o.getTargetException() : remote;
@@ -118,7 +129,7 @@ class MemorySnapshotsTest {
     @Test
     void snapshotAllListsEveryLiveHandlerAndParses() throws Exception {
         DataMemHandler kept = DataMem.createHandler("aligned64+stats");
-        MemorySnapshot s = MemorySnapshot.parse((String) SERVER.invoke(name(), "snapshotAll", null, null));
+        MemorySnapshot s = MemorySnapshot.parse((String) SERVER.invoke(registered(), "snapshotAll", null, null));
         assertEquals(MemorySnapshots.live().size(), s.handlers().size(), s.summary());
         assertTrue(s.handlers().stream().anyMatch(h -> h.name().equals(kept.name())), s.summary());
     }

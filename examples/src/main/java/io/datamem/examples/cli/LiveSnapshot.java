@@ -23,6 +23,9 @@ import java.util.Optional;
  */
 final class LiveSnapshot implements AutoCloseable {
 
+    /** How long {@link #connect} waits for a JVM's MBean to be registered. */
+    static final long MBEAN_WAIT_MILLIS = 3000;
+
     private final long pid;
     private final JMXConnector connector;
     private final MBeanServerConnection server;
@@ -76,9 +79,10 @@ final class LiveSnapshot implements AutoCloseable {
             connector = JMXConnectorFactory.connect(new JMXServiceURL(address));
             MBeanServerConnection server = connector.getMBeanServerConnection();
             ObjectName name = new ObjectName(MemorySnapshots.OBJECT_NAME);
-            if (!server.isRegistered(name)) {
+            if (!registered(server, name)) {
                 throw new IllegalStateException(what + " has no datamem MBean " + MemorySnapshots.OBJECT_NAME
-                        + ": it has not built a datamem handler yet, does not use allocator-impl, or runs with -D"
+                        + " (waited " + MBEAN_WAIT_MILLIS + " ms): it has not built a datamem handler yet, does not use"
+                        + " allocator-impl, or runs with -D"
                         + MemorySnapshots.JMX_PROPERTY + "=false");
             }
             LiveSnapshot live = new LiveSnapshot(pid, connector, server, name);
@@ -90,6 +94,26 @@ final class LiveSnapshot implements AutoCloseable {
         } finally {
             closeQuietly(connector);
         }
+    }
+
+    /**
+     * Whether the MBean is registered, waiting up to {@value #MBEAN_WAIT_MILLIS} ms for it: a JVM
+     * registers it on a thread of its own just after it builds its first handler.
+     */
+    private static boolean registered(MBeanServerConnection server, ObjectName name) throws IOException {
+        long deadline = System.nanoTime() + MBEAN_WAIT_MILLIS * 1_000_000L;
+        while (!server.isRegistered(name)) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String describe(ProcessHandle process) {
