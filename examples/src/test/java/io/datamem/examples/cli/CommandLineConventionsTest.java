@@ -159,6 +159,7 @@ class CommandLineConventionsTest {
 
     static Stream<List<String>> helpRequests() {
         return Stream.of(List.of("--help"), List.of("demo", "--help"), List.of("info", "-h"),
-                List.of("replay", "--help"), List.of("metrics", "--help"), List.of("help", "demo"));
+                List.of("replay", "--help"), List.of("snapshot", "--help"), List.of("metrics", "--help"),
+                List.of("help", "demo"));
     }
 }
