@@ -63,6 +63,22 @@ public final class LiveHandlers {
     }
 
     /**
+     * Forgets a handler recorded, for a handler built only to take its allocator (the leaf of a
+     * stack built on a name), which would otherwise be listed beside the stack that uses it until
+     * it is collected.
+     *
+     * @param handler the handler; one not recorded is ignored
+     * @throws NullPointerException if {@code handler} is null
+     */
+    public static void forget(Object handler) {
+        Objects.requireNonNull(handler, "handler");
+        synchronized (RECORDED) {
+            expunge();
+            RECORDED.removeIf(r -> r.refersTo(handler));
+        }
+    }
+
+    /**
      * The handlers recorded that are still reachable, in the order they were recorded.
      *
      * @param type the handler type, {@code DataMemHandler.class}

@@ -37,6 +37,11 @@ class LiveHandlersTest {
         var live = LiveHandlers.live(DataMemHandler.class);
         assertTrue(live.indexOf(made) < live.indexOf(other), "in the order recorded: " + live);
         assertEquals(0, LiveHandlers.live(String.class).size(), "only handlers of the type asked for");
+        LiveHandlers.forget(made);
+        assertEquals(0, count(made), "forgotten");
+        assertEquals(1, count(other), "only the one forgotten");
+        LiveHandlers.forget(made);   // not recorded: ignored
+        assertThrows(NullPointerException.class, () -> LiveHandlers.forget(null));
         assertThrows(NullPointerException.class, () -> LiveHandlers.record(null));
         assertThrows(NullPointerException.class, () -> LiveHandlers.live(null));
     }

@@ -58,7 +58,9 @@ public final class AllocatorStack {
      * @throws IllegalStateException    if a provider it needs is unavailable here
      */
     public static Builder on(String handlerName) {
-        return new Builder(DataMem.createHandler(handlerName).allocator());
+        DataMemHandler leaf = DataMem.createHandler(handlerName);
+        LiveHandlers.forget(leaf);   // only its allocator is used: the stack's handler is the one to list
+        return new Builder(leaf.allocator());
     }
 
     /**

@@ -92,6 +92,11 @@ class MemorySnapshotsTest {
         assertTrue(live.stream().anyMatch(h -> h == stacked), "AllocatorStack's handler is listed");
         assertTrue(live.stream().anyMatch(h -> h == DataMem.defaultHandler()), "the process default is listed");
         assertEquals(live.size(), live.stream().map(System::identityHashCode).distinct().count(), "each once");
+        DataMemHandler onAName = AllocatorStack.on("pool(aligned:4096)").with("stats").handler("named-leaf-test");
+        List<DataMemHandler> after = MemorySnapshots.live();
+        assertTrue(after.contains(onAName), "a stack built on a name is listed");
+        assertTrue(after.stream().noneMatch(h -> h.name().equals("pool(aligned:4096)")),
+                "the handler built for its leaf is not listed beside it: " + after);
         MemorySnapshot s = MemorySnapshots.take("stacked-for-snapshots-test");
         assertEquals(1, s.handlers().size());
         assertSame(stacked.name(), s.handlers().getFirst().name());
