@@ -34,6 +34,7 @@ module io.datamem.impl {
     requires static org.lwjgl.natives;
     requires static jdk.jfr;
     requires static micrometer.core;
+    requires java.management;   // the memory-snapshot MBean (io.datamem.impl.snapshot.MemorySnapshots)
 
     exports io.datamem.impl;
     exports io.datamem.impl.cpu;
@@ -54,4 +55,5 @@ module io.datamem.impl {
             FaultsProvider,
             JfrProvider;
     provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
+    provides io.datamem.internal.HandlerWatcher with io.datamem.impl.jmx.SnapshotMBeanWatcher;
 }

@@ -14,6 +14,10 @@ module io.datamem.examples {
     requires micrometer.core;
     requires micrometer.registry.prometheus;
     requires jdk.httpserver;
+    // datamem snapshot --pid: attach, start the management agent, call the MBean over JMX (RMI)
+    requires jdk.attach;
+    requires java.management;
+    requires java.management.rmi;
 
     opens io.datamem.examples.cli to info.picocli;
 }

@@ -1,6 +1,7 @@
 package io.datamem;
 
 import io.datamem.internal.HandlerRegistry;
+import io.datamem.internal.LiveHandlers;
 import io.datamem.internal.Messages;
 import io.datamem.internal.Registries;
 
@@ -141,6 +142,9 @@ public final class DataMem {
      */
     public static DataMemHandler setDefaultHandler(DataMemHandler handler) {
         DataMemHandler next = handler == null ? BUILTIN : handler;
+        if (next != BUILTIN) {
+            LiveHandlers.record(next);   // a live snapshot can describe it
+        }
         synchronized (DataMem.class) {
             DataMemHandler previous = processDefault;
             if (previous == null) {

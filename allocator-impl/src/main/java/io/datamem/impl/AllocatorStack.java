@@ -5,6 +5,7 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.internal.Messages;
 import io.datamem.internal.HandlerRegistry;
+import io.datamem.internal.LiveHandlers;
 import io.datamem.internal.Registries;
 import io.datamem.spi.ProviderTerm;
 
@@ -57,7 +58,9 @@ public final class AllocatorStack {
      * @throws IllegalStateException    if a provider it needs is unavailable here
      */
     public static Builder on(String handlerName) {
-        return new Builder(DataMem.createHandler(handlerName).allocator());
+        DataMemHandler leaf = DataMem.createHandler(handlerName);
+        LiveHandlers.forget(leaf);   // only its allocator is used: the stack's handler is the one to list
+        return new Builder(leaf.allocator());
     }
 
     /**
@@ -170,7 +173,7 @@ public final class AllocatorStack {
         public DataMemHandler handler(String name) {
             Objects.requireNonNull(name, "name");
             DataMemHandler.of(name, leaf); // validates the name before anything is built
-            return DataMemHandler.of(name, build(name));
+            return LiveHandlers.record(DataMemHandler.of(name, build(name)));
         }
 
         @SuppressWarnings("unchecked")

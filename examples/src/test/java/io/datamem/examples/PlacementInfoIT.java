@@ -36,6 +36,9 @@ class PlacementInfoIT {
         assertTrue(out.contains("numa:local") && out.contains("hugepages:2m"), "provider names listed: " + out);
         assertTrue(out.contains("memory snapshots (docs/observability.md):\n  in code:       MemorySnapshot.take("),
                 "how to take a snapshot: " + out);
+        assertTrue(out.contains("\n  a running JVM: datamem snapshot --pid PID [--handler NAME]   (Attach API, MBean"
+                + " io.datamem:type=MemorySnapshots; JVMs register it with their first handler, unless"
+                + " -Ddatamem.jmx=false)\n"), "how to take a live snapshot: " + out);
         assertFalse(out.contains("WARNING"), out);
     }
 }

@@ -2,6 +2,7 @@ package io.datamem.internal.registry;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.internal.LiveHandlers;
 import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
@@ -107,7 +108,7 @@ public final class ProviderRegistry {
         }
         validate(key, key, DataMemProvider.Role.LEAF, 0);
         DataMemAllocator allocator = build(key, key, 0);
-        return new DataMemHandler(key, 1, allocator);
+        return LiveHandlers.record(new DataMemHandler(key, 1, allocator));
     }
 
     /**

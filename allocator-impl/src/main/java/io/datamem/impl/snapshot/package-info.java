@@ -12,11 +12,16 @@
  *       allocators do;</li>
  *   <li>{@link io.datamem.impl.snapshot.FailureSnapshots} puts a summary into the message of an
  *       allocation failure and, with {@code -Ddatamem.snapshot.onFailure=DIR}, writes the whole
- *       snapshot to a file the message names.</li>
+ *       snapshot to a file the message names;</li>
+ *   <li>{@link io.datamem.impl.snapshot.MemorySnapshots} takes them from outside the JVM: the MBean
+ *       {@code io.datamem:type=MemorySnapshots} ({@link io.datamem.impl.snapshot.MemorySnapshotsMXBean})
+ *       over the live handlers, registered with the first handler built unless
+ *       {@code -Ddatamem.jmx=false}; {@code datamem snapshot --pid PID} calls it.</li>
  * </ul>
  * Dependency direction: the layers' packages ({@code impl.adaptor}, {@code impl.pool},
  * {@code impl.placement}) implement {@code SnapshotSource}; this package imports none of them, only
- * {@link io.datamem.impl.AllocatorStack} to walk a stack.
+ * {@link io.datamem.impl.AllocatorStack} to walk a stack, and allocator-api's
+ * {@code io.datamem.internal.LiveHandlers} to find the live handlers.
  *
  * <p>Null policy: no method accepts or returns null unless documented. Threading: the records are
  * immutable; taking a snapshot is thread-safe and runs alongside allocations.

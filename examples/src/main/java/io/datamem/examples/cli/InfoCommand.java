@@ -3,6 +3,7 @@ package io.datamem.examples.cli;
 import io.datamem.DataMem;
 import io.datamem.impl.placement.HugePages;
 import io.datamem.impl.placement.NumaTopology;
+import io.datamem.impl.snapshot.MemorySnapshots;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import picocli.CommandLine.Command;
@@ -65,6 +66,10 @@ public final class InfoCommand implements Callable<Integer> {
         out.println("memory snapshots (docs/observability.md):");
         out.println("  in code:       MemorySnapshot.take(handler).write(path)   (io.datamem.impl.snapshot)");
         out.println("  from a log:    datamem snapshot --log LOG --handler NAME   (a log written with +log=FILE)");
+        out.println("  a running JVM: datamem snapshot --pid PID [--handler NAME]   (Attach API, MBean "
+                + MemorySnapshots.OBJECT_NAME + "; " + (MemorySnapshots.enabled()
+                ? "JVMs register it with their first handler, unless -D" + MemorySnapshots.JMX_PROPERTY + "=false)"
+                : "off in this JVM: -D" + MemorySnapshots.JMX_PROPERTY + "=false)"));
         String dir = System.getProperty("datamem.snapshot.onFailure");
         out.println("  on failure:    " + (dir == null ? "summaries in the messages; add -Ddatamem.snapshot.onFailure=DIR"
                 + " for a file per failure" : "summaries in the messages, a file per failure in " + dir));

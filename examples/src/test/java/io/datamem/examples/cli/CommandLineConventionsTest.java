@@ -94,6 +94,11 @@ class CommandLineConventionsTest {
                 Arguments.of("datamem demo", List.of("demo", "--elements=many"),
                         "Invalid value for option '--elements': 'many'"),
                 Arguments.of("datamem replay", List.of("replay"), "Missing required parameter: 'LOG'"),
+                Arguments.of("datamem snapshot", List.of("snapshot"), "Missing option: --pid PID or --log LOG"),
+                Arguments.of("datamem snapshot", List.of("snapshot", "--pid", "1", "--log", "x.log"),
+                        "--pid and --log are mutually exclusive"),
+                Arguments.of("datamem snapshot", List.of("snapshot", "--pid", "-5"),
+                        "Invalid value for option '--pid': -5 (expected: a process id >= 1)"),
                 Arguments.of("datamem replay", List.of("replay", "some.log", "--handler", "no_such_allocator"),
                         "Invalid value for option '--handler': unknown handler name 'no_such_allocator'"),
                 Arguments.of("datamem metrics", List.of("metrics", "--handler", "no_such_allocator"),
@@ -159,6 +164,7 @@ class CommandLineConventionsTest {
 
     static Stream<List<String>> helpRequests() {
         return Stream.of(List.of("--help"), List.of("demo", "--help"), List.of("info", "-h"),
-                List.of("replay", "--help"), List.of("metrics", "--help"), List.of("help", "demo"));
+                List.of("replay", "--help"), List.of("snapshot", "--help"), List.of("metrics", "--help"),
+                List.of("help", "demo"));
     }
 }
