@@ -42,6 +42,7 @@ module io.datamem.impl {
     exports io.datamem.impl.pool;
     exports io.datamem.impl.micrometer;
     exports io.datamem.impl.snapshot;
+    exports io.datamem.impl.shared;
     // plumbing the device backends share (LiveBlocks); not an API
     exports io.datamem.impl.os to io.datamem.cuda, io.datamem.sycl;
 
@@ -52,6 +53,7 @@ module io.datamem.impl {
             GuardProvider,
             LogProvider,
             FaultsProvider,
-            JfrProvider;
+            JfrProvider,
+            io.datamem.impl.shared.SharedProvider;
     provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
 }
