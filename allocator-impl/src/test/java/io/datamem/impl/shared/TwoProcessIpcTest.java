@@ -102,10 +102,15 @@ class TwoProcessIpcTest {
 
     /** Accepts a connection, or fails if the peer dies first (closing the listener wakes accept). */
     private static IpcSocket accept(IpcSocket listener, Peer peer) {
+        return accept(listener, peer.process, peer.output::toString);
+    }
+
+    /** Accepts a connection from a process, or fails if it exits first. */
+    static IpcSocket accept(IpcSocket listener, Process process, java.util.function.Supplier<String> output) {
         Thread watchdog = Thread.ofVirtual().start(() -> {
             try {
                 while (true) {
-                    if (peer.process.waitFor(200, TimeUnit.MILLISECONDS)) {
+                    if (process.waitFor(200, TimeUnit.MILLISECONDS)) {
                         listener.close();
                         return;
                     }
@@ -117,7 +122,7 @@ class TwoProcessIpcTest {
         try {
             return listener.accept();
         } catch (IpcException e) {
-            throw new AssertionError("no connection from the peer:\n" + peer.output, e);
+            throw new AssertionError("no connection from the peer:\n" + output.get(), e);
         } finally {
             watchdog.interrupt();
         }
