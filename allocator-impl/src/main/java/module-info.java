@@ -9,6 +9,7 @@ import io.datamem.impl.provider.NumaProvider;
 import io.datamem.impl.provider.PoolProvider;
 import io.datamem.impl.provider.StatsProvider;
 import io.datamem.impl.provider.TrackingProvider;
+import io.datamem.impl.shared.SharedProvider;
 
 /**
  * datamem's CPU backends and adaptors.
@@ -54,6 +55,6 @@ module io.datamem.impl {
             LogProvider,
             FaultsProvider,
             JfrProvider,
-            io.datamem.impl.shared.SharedProvider;
+            SharedProvider;
     provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
 }

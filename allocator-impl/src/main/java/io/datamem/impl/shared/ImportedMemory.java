@@ -6,7 +6,6 @@ import io.datamem.MemoryTraits;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -17,9 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * its reference; the last reference unmaps. Opening does not copy and does not depend on the
  * exporter afterwards: the pages stay mapped here even when the exporter frees the block or exits.
  *
- * <p>{@link #segment()} is bound to an arena this lease closes, so use after {@link #close()} is an
- * {@link IllegalStateException}, never a crash; {@link #toArray} hands the reference to an
- * {@link NDArray} instead. Thread-safe; {@link #close()} is idempotent.
+ * <p>{@link #segment()} is bound to the imported mapping: access after the mapping is unmapped is an
+ * {@link IllegalStateException}, never a crash. {@link #toArray} hands the reference to an
+ * {@link NDArray} instead, whose own lifecycle then guards the memory. Thread-safe;
+ * {@link #close()} is idempotent.
  */
 public final class ImportedMemory implements AutoCloseable {
 
@@ -64,7 +64,6 @@ public final class ImportedMemory implements AutoCloseable {
     private final IpcHandle handle;
     private final Imports.Entry entry;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile Arena arena;
 
     ImportedMemory(IpcHandle handle, Imports.Entry entry) {
         this.handle = handle;
@@ -101,26 +100,17 @@ public final class ImportedMemory implements AutoCloseable {
     }
 
     /**
-     * The block as a segment bound to this lease's arena (made on first call, shared between
-     * threads): it stops being accessible when the lease closes.
+     * The block as a segment. It is bound to the imported mapping, not to this lease: it stays
+     * accessible while any lease or array holds the mapping and becomes inaccessible (an
+     * {@link IllegalStateException} on access, never a crash) when the last one closes and the
+     * mapping is unmapped. This keeps a cached open free of arena creation and closing.
      *
      * @return the segment
-     * @throws IllegalStateException if closed
+     * @throws IllegalStateException if this lease is closed
      */
     public MemorySegment segment() {
         checkOpen();
-        Arena a = arena;
-        if (a == null) {
-            synchronized (this) {
-                checkOpen();
-                a = arena;
-                if (a == null) {
-                    a = Arena.ofShared();
-                    arena = a;
-                }
-            }
-        }
-        return MemorySegment.ofAddress(entry.address + handle.byteOffset()).reinterpret(handle.byteSize(), a, null);
+        return entry.whole.asSlice(handle.byteOffset(), handle.byteSize());
     }
 
     /**
@@ -142,7 +132,6 @@ public final class ImportedMemory implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             throw new IllegalStateException(this + " is closed");
         }
-        closeArena();
         long address = entry.address + handle.byteOffset();
         try {
             return NDArray.adopt(IMPORT_HANDLER, MemorySegment.ofAddress(address), handle.byteSize(), dtype, shape,
@@ -157,7 +146,6 @@ public final class ImportedMemory implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            closeArena();
             Imports.release(entry);
         }
     }
@@ -169,15 +157,6 @@ public final class ImportedMemory implements AutoCloseable {
      */
     public boolean isClosed() {
         return closed.get();
-    }
-
-    private void closeArena() {
-        synchronized (this) {
-            Arena a = arena;
-            if (a != null) {
-                a.close();
-            }
-        }
     }
 
     private void checkOpen() {

@@ -1,5 +1,7 @@
 package io.datamem.impl.shared;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -23,6 +25,9 @@ final class Imports {
         final long inode;
         final long length;
         final long address;
+        /** The whole mapping, bound to an arena closed just before it is unmapped. */
+        final MemorySegment whole;
+        private final Arena arena;
         final AtomicInteger refs = new AtomicInteger(1);
 
         Entry(Tag tag, long inode, long length, long address) {
@@ -30,6 +35,8 @@ final class Imports {
             this.inode = inode;
             this.length = length;
             this.address = address;
+            this.arena = Arena.ofShared();
+            this.whole = MemorySegment.ofAddress(address).reinterpret(length, arena, null);
         }
     }
 
@@ -184,6 +191,12 @@ final class Imports {
         synchronized (LOCK) {
             BY_TAG.remove(e.tag, e);
             BY_ADDRESS.remove(e.address, e);
+            try {
+                e.arena.close();   // every segment of the mapping becomes inaccessible before the unmap
+            } catch (IllegalStateException busy) {
+                throw new IllegalStateException("imported mapping at 0x" + Long.toHexString(e.address) + " is in use"
+                        + " by a native call holding one of its segments: it stays mapped (a leak, not a crash)", busy);
+            }
             Posix.munmap(e.address, e.length);
         }
     }
