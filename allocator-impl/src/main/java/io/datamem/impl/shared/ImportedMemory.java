@@ -132,7 +132,9 @@ public final class ImportedMemory implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             throw new IllegalStateException(this + " is closed");
         }
-        long address = entry.address + handle.byteOffset();
+        // an empty block may sit at the mapping's very end: anchor it at the start, so that the
+        // array's free still finds this mapping by address
+        long address = entry.address + (handle.byteOffset() < entry.length ? handle.byteOffset() : 0);
         try {
             return NDArray.adopt(IMPORT_HANDLER, MemorySegment.ofAddress(address), handle.byteSize(), dtype, shape,
                     null, 0);

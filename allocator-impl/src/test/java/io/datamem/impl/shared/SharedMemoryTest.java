@@ -238,6 +238,18 @@ class SharedMemoryTest {
     }
 
     @Test
+    void anEmptyBlockAtTheMappingsEndImportsAndReleases() {
+        MemorySegment block = allocator.malloc(4096);
+        IpcHandle end = SharedMemory.handleOf(block.reinterpret(4096)).withBlock(4096, 0);
+        int imported = SharedMemory.importedMappings();
+        NDArray empty = SharedMemory.open(end).toArray(DType.UINT8, 0);
+        assertEquals(imported + 1, SharedMemory.importedMappings());
+        empty.close();
+        assertEquals(imported, SharedMemory.importedMappings(), "the array's free found its mapping");
+        allocator.free(block, 4096);
+    }
+
+    @Test
     void memoryThatIsNotSharedHasNoHandle() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment plain = arena.allocate(64);
