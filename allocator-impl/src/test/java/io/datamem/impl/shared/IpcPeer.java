@@ -14,10 +14,12 @@ import java.util.List;
 /**
  * The other process of {@link TwoProcessIpcTest}: a JVM started with the test class path. Modes:
  * <ul>
- *   <li>{@code exchange SOCKET PIDFD_HANDLE_HEX SIZE...}: receives one handle per size over the
- *       socket and checks its bytes, writes a marker in each, opens the extra handle with
- *       pidfd_getfd and checks it, then exports a block per size back; waits for a line on stdin
- *       before freeing, and checks it left no descriptor or mapping;</li>
+ *   <li>{@code exchange SOCKET SIZE...}: receives one handle per size over the socket and checks
+ *       its bytes, writes a marker in each, then exports a block per size back, and prints the
+ *       handle of one more block ({@code PIDFD HEX}, 100,000 bytes of pattern 1234) for the parent
+ *       to open with pidfd_getfd (a parent may take a child's descriptors under Yama's
+ *       ptrace_scope 1, not the reverse); waits for a line on stdin before freeing, and checks it
+ *       left no descriptor or mapping;</li>
  *   <li>{@code hold SOCKET}: receives a handle, opens it, prints {@code HELD} and waits to be
  *       killed;</li>
  *   <li>{@code export-and-exit SOCKET SIZE}: exports a block, sends it and exits at once.</li>
@@ -74,9 +76,8 @@ public final class IpcPeer {
 
     private static void exchange(Path socket, String[] args) throws Exception {
         SharedFds.Snapshot before = SharedFds.Snapshot.take();
-        IpcHandle byPid = IpcHandle.fromBytes(HexFormat.of().parseHex(args[2]));
         List<Long> sizes = new ArrayList<>();
-        for (int i = 3; i < args.length; i++) {
+        for (int i = 2; i < args.length; i++) {
             sizes.add(Long.parseLong(args[i]));
         }
         SharedMemoryAllocator allocator = SharedMemoryAllocator.of();
@@ -91,19 +92,18 @@ public final class IpcPeer {
                     System.out.println("OK received " + size + " bytes bit-exact from " + in.handle().exporterPid());
                 }
             }
-            try (ImportedMemory in = SharedMemory.open(byPid)) {
-                if (!matches(in.segment(), 1234)) {
-                    throw new AssertionError("the block opened with pidfd_getfd differs");
-                }
-                System.out.println("OK opened with pidfd_getfd " + in.byteSize() + " bytes bit-exact");
-            }
             for (long size : sizes) {
                 MemorySegment block = allocator.malloc(size).reinterpret(size);
                 fill(block, ~size);
                 mine.add(block);
                 c.send(SharedMemory.handleOf(block));
             }
-            System.out.println("OK sent " + sizes.size() + " blocks");
+            MemorySegment byPid = allocator.malloc(100_000).reinterpret(100_000);
+            fill(byPid, 1234);
+            mine.add(byPid);
+            sizes.add(100_000L);
+            System.out.println("PIDFD " + HexFormat.of().formatHex(SharedMemory.handleOf(byPid).toBytes()));
+            System.out.println("OK sent " + (sizes.size() - 1) + " blocks");
             System.out.flush();
             String line = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
             if (!"done".equals(line)) {
