@@ -9,6 +9,7 @@ import io.datamem.impl.provider.NumaProvider;
 import io.datamem.impl.provider.PoolProvider;
 import io.datamem.impl.provider.StatsProvider;
 import io.datamem.impl.provider.TrackingProvider;
+import io.datamem.impl.shared.SharedProvider;
 
 /**
  * datamem's CPU backends and adaptors.
@@ -43,6 +44,7 @@ module io.datamem.impl {
     exports io.datamem.impl.pool;
     exports io.datamem.impl.micrometer;
     exports io.datamem.impl.snapshot;
+    exports io.datamem.impl.shared;
     // plumbing the device backends share (LiveBlocks); not an API
     exports io.datamem.impl.os to io.datamem.cuda, io.datamem.sycl;
 
@@ -53,7 +55,8 @@ module io.datamem.impl {
             GuardProvider,
             LogProvider,
             FaultsProvider,
-            JfrProvider;
+            JfrProvider,
+            SharedProvider;
     provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
     provides io.datamem.internal.HandlerWatcher with io.datamem.impl.jmx.SnapshotMBeanWatcher;
 }

@@ -55,7 +55,7 @@ class ProviderNameTest {
                 + " as a leaf"), m);
         assertFalse(m.contains("did you mean"), "nothing is close to no_such_allocator: " + m);
         assertTrue(m.contains("Available: default_allocator; with io.datamem:allocator-impl: aligned, hugepages, "
-                + "numa, pool, stats, tracking, limit, guard, log, faults, jfr; with io.datamem:allocator-cuda: cuda; "
+                + "numa, pool, shared, stats, tracking, limit, guard, log, faults, jfr; with io.datamem:allocator-cuda: cuda; "
                 + "with io.datamem:allocator-sycl: sycl"), m);
         assertTrue(m.length() < 400, "one short line, not every spelling: " + m);
 

@@ -59,6 +59,7 @@ public final class HandlerFamilies {
             new Family("numa", Role.LEAF, IMPL, false,
                     List.of("numa:local", "numa:bind=0", "numa:interleave=0,1", "numa:preferred=0", "numa:firsttouch")),
             new Family("pool", Role.LEAF, IMPL, false, List.of("pool(aligned64)")),
+            new Family("shared", Role.LEAF, IMPL, false, List.of("shared", "pool(shared)")),
             new Family("cuda", Role.LEAF, CUDA, false,
                     List.of("cuda:pinned", "cuda:device=0", "cuda:managed=0", "cuda:registered(aligned64)")),
             new Family("sycl", Role.LEAF, SYCL, false, List.of("sycl:host", "sycl:shared", "sycl:device")),

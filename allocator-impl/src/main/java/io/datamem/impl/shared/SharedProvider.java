@@ -1,0 +1,63 @@
+package io.datamem.impl.shared;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.internal.Messages;
+import io.datamem.spi.Availability;
+import io.datamem.spi.DataMemProvider;
+import io.datamem.spi.ProviderContext;
+import io.datamem.spi.ProviderTerm;
+
+import java.util.List;
+
+/**
+ * Provides {@code shared}: a {@link SharedMemoryAllocator} (and so {@code pool(shared)}). Lives in
+ * this package, not in {@code io.datamem.impl.provider}, which holds its dozen files already; it is
+ * public only for {@link java.util.ServiceLoader}.
+ */
+public final class SharedProvider implements DataMemProvider {
+
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public SharedProvider() {
+    }
+
+    @Override
+    public String name() {
+        return "shared";
+    }
+
+    @Override
+    public Role role() {
+        return Role.LEAF;
+    }
+
+    @Override
+    public List<String> names() {
+        return List.of("shared");
+    }
+
+    @Override
+    public boolean accepts(ProviderTerm term) {
+        return term.family().equals("shared");
+    }
+
+    @Override
+    public Availability availability() {
+        return Posix.supported() ? Availability.AVAILABLE
+                : Availability.unavailable("shared memory (memfd_create) needs Linux; this is "
+                + System.getProperty("os.name"));
+    }
+
+    @Override
+    public void validate(ProviderTerm term, ProviderContext context) {
+        if (!term.text().strip().equals("shared")) {
+            throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
+                    + Messages.quote(term.text()) + " (expected: shared, which takes no options)");
+        }
+    }
+
+    @Override
+    public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
+        validate(term, context);
+        return SharedMemoryAllocator.of();
+    }
+}
