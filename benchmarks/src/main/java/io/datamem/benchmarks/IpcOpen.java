@@ -27,8 +27,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code openCached}: an open and close of a handle whose mapping is already mapped here
  *       (another lease holds it), reading the block's address: a reference counted, no system
  *       call;</li>
- *   <li>{@code openCachedSegment}: the same with the lease's checked segment (an
- *       {@code Arena.ofShared()} made and closed);</li>
+ *   <li>{@code openCachedSegment}: the same, reading a byte through the lease's segment (which
+ *       is bound to the imported mapping, not to the lease: no arena per open);</li>
  *   <li>{@code openCold}: an open and close with nothing cached: {@code pidfd_open},
  *       {@code pidfd_getfd}, the checks (readlink, fstat, seals, size), {@code mmap}, then
  *       {@code munmap};</li>

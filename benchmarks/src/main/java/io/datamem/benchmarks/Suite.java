@@ -180,6 +180,7 @@ public final class Suite {
         stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, vf, vi,
                 ARRAY_WARMUP_MILLIS));
         stages.add(new Stage("exchanges", PACKAGE + "Exchanges\\.", 1, Map.of(), false, vf, vi));
+        stages.add(new Stage("ipc", PACKAGE + "IpcOpen\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("current", PACKAGE + "CurrentHandler\\.", 1, Map.of(), false));
         stages.add(new Stage("statistics", PACKAGE + "StatisticsOverhead\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("streaming", PACKAGE + "Streaming\\.", 1, Map.of(), false));

@@ -41,6 +41,8 @@ public final class Report {
     public static final double DEFAULT_VS_C = 1.3;
     /** Goal: each exchange (a DLPack export + import round trip, a {@code Py_buffer} request) at most this many ns. */
     public static final double EXCHANGE_NS = 200.0;
+    /** Goal: a cached open of a shared-memory IPC handle at most this many ns. */
+    public static final double IPC_OPEN_NS = 1000.0;
     /** Goal: a pair through an exported NEP 49 handler at most this factor of the Java pair, plus its crossings. */
     public static final double UPCALL_PAIR_VS_JAVA = 2.0;
     /** Goal: {@code DataMem.current()} under this many ns. */
@@ -240,6 +242,7 @@ public final class Report {
         slots.put("rss", rss());
         slots.put("current", current());
         slots.put("exchanges", exchanges());
+        slots.put("ipc", ipc());
         slots.put("stats", statistics());
         slots.put("hugepages", hugePages());
         slots.put("streaming", streaming());
@@ -543,6 +546,7 @@ public final class Report {
         goals.add(currentGoal());
         goals.add(exchangeGoal());
         goals.add(upcallPairGoal());
+        goals.add(ipcOpenGoal());
         goals.add(thpGoal());
         goals.add(arrayVsNumPy());
         goals.add(arrayVsMalloc());
@@ -744,6 +748,41 @@ public final class Report {
                 + " native block; `Py_buffer`: the struct, shape, strides and format) and, on the way back, adopts"
                 + " the memory as an array with its own lifecycle: the figures above say which part exceeds the"
                 + " target.");
+    }
+
+    private static final List<String[]> IPC = List.of(
+            new String[] {"IpcOpen.handleOf", "the exporter's handle of a block (cached per mapping)"},
+            new String[] {"IpcOpen.openCached", "open + close of a handle whose mapping is mapped here already"},
+            new String[] {"IpcOpen.openCachedSegment", "the same, reading a byte through the lease's segment"},
+            new String[] {"IpcOpen.openCold", "open + close with nothing cached (`pidfd_getfd`, checks, `mmap`,"
+                    + " `munmap`)"},
+            new String[] {"IpcOpen.allocateFree", "`shared` `malloc` + `free` of the block (memfd, seals, `mmap`)"});
+
+    /** The IPC handle table. */
+    private String ipc() {
+        if (IPC.stream().noneMatch(e -> named(e[0]).isPresent())) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder("| operation (64 KiB block of `shared`) | ns per operation |\n|---|---:|\n");
+        for (String[] e : IPC) {
+            b.append("| ").append(e[1]).append(" | ").append(cell(named(e[0]))).append(" |\n");
+        }
+        return b.toString();
+    }
+
+    /** Goal: a cached IPC open at most {@link #IPC_OPEN_NS}. */
+    private Goal ipcOpenGoal() {
+        String goal = "a cached IPC open ≤ " + fmt(IPC_OPEN_NS) + " ns";
+        Optional<Result> r = named("IpcOpen.openCached");
+        if (r.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        double v = r.get().score();
+        double err = nz(r.get().error());
+        boolean met = v <= IPC_OPEN_NS;
+        return new Goal(goal, fmt(v) + " ± " + fmt(err) + " ns", strictVerdict(List.of(new Check(met,
+                !(Math.abs(v - IPC_OPEN_NS) >= err))), r.get().forks()), met ? "" : "a cached open looks the"
+                + " mapping up by its tag and counts a lease; more than that is the part to work on.");
     }
 
     /** Goal: the NEP 49 upcall pair at most {@link #UPCALL_PAIR_VS_JAVA}× the Java pair plus two crossings. */

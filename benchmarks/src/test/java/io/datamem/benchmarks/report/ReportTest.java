@@ -137,6 +137,12 @@ class ReportTest {
             });
             rs.add(new Result("Exchanges." + m, Map.of(), 1, "avgt", v, v / 50, "ns/op", JDK, forks, Map.of()));
         }
+        for (String m : List.of("handleOf", "openCached", "openCachedSegment", "openCold", "allocateFree")) {
+            double v = figures.getOrDefault("ipc-" + m, m.endsWith("Cold") || m.equals("allocateFree") ? 50_000.0
+                    : 30.0);
+            rs.add(new Result("IpcOpen." + m, Map.of("byteSize", "65536"), 1, "avgt", v, v / 50, "ns/op", JDK, forks,
+                    Map.of()));
+        }
         for (long offset : new long[] {0, 16, 1}) {
             for (long kib : new long[] {256, 65536}) {
                 rs.add(new Result("Streaming.triad", Map.of("offset", "" + offset, "kib", "" + kib), 1, "avgt",
@@ -512,6 +518,16 @@ class ReportTest {
         assertEquals("1.30×", Report.ratio(1.3));
         assertEquals(2 * Math.hypot(0.1, 0.05), Report.ratioError(10, 1, 5, 0.25), 1e-9);
         assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * Report.gbPerSecond(1024, 1.0));
+    }
+
+    @Test
+    void theCachedIpcOpenIsJudgedAgainstOneMicrosecond() throws IOException {
+        String fast = render(run(Map.of()), "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(goalRow(fast, "a cached IPC open").contains("**met**"), goalRow(fast, "a cached IPC open"));
+        assertTrue(fast.contains("| open + close with nothing cached"), "the IPC table is on the page");
+        String slow = render(run(Map.of("ipc-openCached", 2500.0)), "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(goalRow(slow, "a cached IPC open").contains("2,500 ± 50.0 ns"), goalRow(slow, "a cached IPC open"));
+        assertTrue(goalRow(slow, "a cached IPC open").contains("**missed**"), goalRow(slow, "a cached IPC open"));
     }
 
     @Test
