@@ -8,8 +8,9 @@ import java.util.Objects;
 
 /**
  * The {@code ucx} leaf allocator: UCX allocates registered memory ({@code ucp_mem_map} with
- * {@code UCP_MEM_MAP_ALLOCATE}, by the first of UCX's {@code UCX_MEM_ALLOC_METHODS} that works
- * here) and frees it with {@code ucp_mem_unmap}. Every block is registered from birth, so it can be
+ * {@code UCP_MEM_MAP_ALLOCATE}, by the first of {@link UcxContext#ALLOC_PRIO} that works here:
+ * transparent huge pages or anonymous {@code mmap} (whole pages); never UCX's default {@code md:sysv} or
+ * {@code md:posix}, which allocate in {@code /dev/shm} and fill it for a huge request) and frees it with {@code ucp_mem_unmap}. Every block is registered from birth, so it can be
  * {@linkplain UcxContext#export exported} and transferred without a registration. Returns NULL when
  * UCX cannot allocate; frees only blocks it allocated.
  */
@@ -46,19 +47,15 @@ public final class UcxAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment malloc(long byteSize) {
-        if (byteSize < 0) {
-            return MemorySegment.NULL;
-        }
+        Sizes.byteSize("byteSize", byteSize);
         UcxRegistration r = context.allocate(Math.max(1, byteSize));
         return r == null ? MemorySegment.NULL : MemorySegment.ofAddress(r.address()).reinterpret(byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        long n;
-        try {
-            n = Math.multiplyExact(count, elementByteSize);
-        } catch (ArithmeticException e) {
+        long n = Sizes.product(count, elementByteSize);
+        if (n < 0 || n > io.datamem.DataMemAllocator.MAX_BYTE_SIZE) {
             return MemorySegment.NULL;
         }
         MemorySegment s = malloc(n);
@@ -70,6 +67,8 @@ public final class UcxAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Sizes.byteSize("oldByteSize", oldByteSize);
+        Sizes.byteSize("newByteSize", newByteSize);
         if (ptr == null || ptr.equals(MemorySegment.NULL)) {
             return malloc(newByteSize);
         }
@@ -92,6 +91,7 @@ public final class UcxAllocator implements DataMemAllocator {
      */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
+        Sizes.byteSize("byteSize", byteSize);
         if (ptr == null || ptr.equals(MemorySegment.NULL)) {
             return;
         }

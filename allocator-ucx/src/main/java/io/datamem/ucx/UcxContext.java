@@ -131,6 +131,9 @@ public final class UcxContext implements AutoCloseable {
         }
     }
 
+    /** UCX's {@code ALLOC_PRIO} for every context: how {@code ucp_mem_map} allocates (see {@link UcxAllocator}). */
+    public static final String ALLOC_PRIO = "thp,mmap";
+
     private static final AtomicLong KEY_IDS = new AtomicLong();
     private static final Object SHARED_LOCK = new Object();
     private static volatile UcxContext shared;
@@ -233,6 +236,11 @@ public final class UcxContext implements AutoCloseable {
             MemorySegment config = configOut.get(ADDRESS, 0);
             MemorySegment ctx;
             try {
+                // UCX's default order starts with md:sysv and md:posix, which put blocks of the ucx
+                // allocator in /dev/shm (tmpfs): a huge request fills it, and a killed process leaves
+                // its file behind. Anonymous mappings go back to the OS with the process.
+                check(Ucp.configModify(config, arena.allocateFrom("ALLOC_PRIO"), arena.allocateFrom(ALLOC_PRIO)),
+                        "ucp_config_modify(ALLOC_PRIO=" + ALLOC_PRIO + ")", null, 0);
                 if (options.transports() != null) {
                     check(Ucp.configModify(config, arena.allocateFrom("TLS"), arena.allocateFrom(options.transports())),
                             "ucp_config_modify(TLS=" + options.transports() + ")", null, 0);

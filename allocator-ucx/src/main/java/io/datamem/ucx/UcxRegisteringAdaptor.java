@@ -53,15 +53,14 @@ public final class UcxRegisteringAdaptor extends ForwardingAllocator {
 
     @Override
     public MemorySegment malloc(long byteSize) {
+        Sizes.byteSize("byteSize", byteSize);
         return registered(upstream().malloc(byteSize), byteSize);
     }
 
     @Override
     public MemorySegment calloc(long count, long elementByteSize) {
-        long n;
-        try {
-            n = Math.multiplyExact(count, elementByteSize);
-        } catch (ArithmeticException e) {
+        long n = Sizes.product(count, elementByteSize);
+        if (n < 0 || n > io.datamem.DataMemAllocator.MAX_BYTE_SIZE) {
             return MemorySegment.NULL;
         }
         return registered(upstream().calloc(count, elementByteSize), n);
@@ -73,6 +72,8 @@ public final class UcxRegisteringAdaptor extends ForwardingAllocator {
      */
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+        Sizes.byteSize("oldByteSize", oldByteSize);
+        Sizes.byteSize("newByteSize", newByteSize);
         if (ptr == null || ptr.equals(MemorySegment.NULL)) {
             return malloc(newByteSize);
         }
@@ -90,6 +91,7 @@ public final class UcxRegisteringAdaptor extends ForwardingAllocator {
 
     @Override
     public void free(MemorySegment ptr, long byteSize) {
+        Sizes.byteSize("byteSize", byteSize);
         if (ptr == null || ptr.equals(MemorySegment.NULL)) {
             return;
         }
