@@ -49,7 +49,7 @@ public class LoopbackBaselineBenchmark {
     private SocketChannel reader;
     private Thread readerThread;
     private final AtomicLong readCount = new AtomicLong();
-    private volatile long wanted;
+    private final java.util.concurrent.Semaphore requests = new java.util.concurrent.Semaphore(0);
     private volatile boolean stop;
     private long written;
 
@@ -74,19 +74,18 @@ public class LoopbackBaselineBenchmark {
             long n = 0;
             try {
                 while (!stop) {
-                    if (wanted > n) {
-                        in.clear();
-                        while (in.hasRemaining()) {
-                            if (reader.read(in) < 0) {
-                                return;
-                            }
-                        }
-                        readCount.set(++n);
-                    } else {
-                        Thread.onSpinWait();
+                    if (!requests.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                        continue;   // blocked, not spinning: memcpy runs without this thread's load
                     }
+                    in.clear();
+                    while (in.hasRemaining()) {
+                        if (reader.read(in) < 0) {
+                            return;
+                        }
+                    }
+                    readCount.set(++n);
                 }
-            } catch (IOException e) {
+            } catch (IOException | InterruptedException e) {
                 // closed at tear-down
             }
         });
@@ -127,7 +126,7 @@ public class LoopbackBaselineBenchmark {
     @Benchmark
     public long socket() throws IOException {
         long n = ++written;
-        wanted = n;
+        requests.release();
         ByteBuffer out = source.asByteBuffer();
         while (out.hasRemaining()) {
             writer.write(out);

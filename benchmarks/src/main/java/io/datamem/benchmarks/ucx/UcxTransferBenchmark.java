@@ -58,7 +58,7 @@ public class UcxTransferBenchmark {
     private RemoteRegion region;
     private Thread receiver;
     private final AtomicLong receivedCount = new AtomicLong();
-    private volatile long wanted;
+    private final java.util.concurrent.Semaphore requests = new java.util.concurrent.Semaphore(0);
     private volatile boolean stop;
     private long sent;
 
@@ -82,12 +82,15 @@ public class UcxTransferBenchmark {
         receiver = Thread.ofPlatform().daemon().start(() -> {
             long n = 0;
             while (!stop) {
-                if (wanted > n) {
-                    ba.receive(7, received);
-                    receivedCount.set(++n);
-                } else {
-                    Thread.onSpinWait();
+                try {
+                    if (!requests.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                        continue;   // blocked, not spinning: put and get run without this thread's load
+                    }
+                } catch (InterruptedException e) {
+                    return;
                 }
+                ba.receive(7, received);
+                receivedCount.set(++n);
             }
         });
     }
@@ -136,7 +139,7 @@ public class UcxTransferBenchmark {
     @Benchmark
     public long sendReceive() {
         long n = ++sent;
-        wanted = n;
+        requests.release();
         ab.send(7, source);
         while (receivedCount.get() < n) {
             Thread.onSpinWait();
