@@ -5,6 +5,7 @@
 module io.datamem.benchmarks {
     requires io.datamem.impl;
     requires io.datamem.cuda;
+    requires io.datamem.ucx;
     requires io.datamem.numpy;
     requires io.datamem.arrow;
     requires jmh.core;
