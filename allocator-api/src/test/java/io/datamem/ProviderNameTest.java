@@ -56,7 +56,7 @@ class ProviderNameTest {
         assertFalse(m.contains("did you mean"), "nothing is close to no_such_allocator: " + m);
         assertTrue(m.contains("Available: default_allocator; with io.datamem:allocator-impl: aligned, hugepages, "
                 + "numa, pool, shared, stats, tracking, limit, guard, log, faults, jfr; with io.datamem:allocator-cuda: cuda; "
-                + "with io.datamem:allocator-sycl: sycl"), m);
+                + "with io.datamem:allocator-sycl: sycl; with io.datamem:allocator-ucx: ucx"), m);
         assertTrue(m.length() < 400, "one short line, not every spelling: " + m);
 
         String typo = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("default_alocator"))
@@ -84,6 +84,7 @@ class ProviderNameTest {
                         + "not on the class path or module path; add that artifact (docs/getting-started.md)",
                 assertThrows(IllegalArgumentException.class, () -> DataMem.handler("cuda:pinned")).getMessage());
         for (String[] c : new String[][] {{"sycl:device", "'sycl' is provided by io.datamem:allocator-sycl"},
+                {"ucx", "'ucx' is provided by io.datamem:allocator-ucx"},
                 {"default_allocator+stats", "'stats' is provided by io.datamem:allocator-impl"},
                 {"pool(aligned64)", "'pool' is provided by io.datamem:allocator-impl"},
                 {"aligned:4096", "'aligned' is provided by io.datamem:allocator-impl"},

@@ -150,6 +150,9 @@ public final class Suite {
      */
     static final int ARRAY_WARMUP_MILLIS = 2000;
 
+    /** The sizes of the UCX stage: the smallest the socket goal covers, a middle one, the bandwidth goal's. */
+    static final String[] UCX_SIZES = {"65536", "1048576", "67108864"};
+
     static List<Stage> stages(Profile p, List<Integer> threads) {
         List<Stage> stages = new ArrayList<>();
         int vf = p.verdictForks();
@@ -181,6 +184,11 @@ public final class Suite {
                 ARRAY_WARMUP_MILLIS));
         stages.add(new Stage("exchanges", PACKAGE + "Exchanges\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("ipc", PACKAGE + "IpcOpen\\.", 1, Map.of(), false, vf, vi));
+        // UCX over loopback: puts over the shared-memory transports against memcpy and a socket copy
+        // of the same bytes, and registrations with and without the cache.
+        stages.add(new Stage("ucx", PACKAGE + "ucx\\.(UcxTransferBenchmark\\.put|LoopbackBaselineBenchmark\\.|"
+                + "UcxRegistrationBenchmark\\.)", 1, Map.of("transport", new String[] {"sm"},
+                "byteSize", UCX_SIZES), false, vf, vi));
         stages.add(new Stage("current", PACKAGE + "CurrentHandler\\.", 1, Map.of(), false));
         stages.add(new Stage("statistics", PACKAGE + "StatisticsOverhead\\.", 1, Map.of(), false, vf, vi));
         stages.add(new Stage("streaming", PACKAGE + "Streaming\\.", 1, Map.of(), false));

@@ -24,6 +24,8 @@ public final class HandlerFamilies {
     public static final String CUDA = "io.datamem:allocator-cuda";
     /** The Maven coordinates of the SYCL backend. */
     public static final String SYCL = "io.datamem:allocator-sycl";
+    /** The Maven coordinates of the UCX module. */
+    public static final String UCX = "io.datamem:allocator-ucx";
     /** The document that says which artifact to add for which family. */
     public static final String DOC = "docs/getting-started.md";
 
@@ -63,6 +65,8 @@ public final class HandlerFamilies {
             new Family("cuda", Role.LEAF, CUDA, false,
                     List.of("cuda:pinned", "cuda:device=0", "cuda:managed=0", "cuda:registered(aligned64)")),
             new Family("sycl", Role.LEAF, SYCL, false, List.of("sycl:host", "sycl:shared", "sycl:device")),
+            // Both a leaf (UCX allocates) and an adaptor (registers its upstream's blocks): one artifact.
+            new Family("ucx", Role.LEAF, UCX, false, List.of("ucx", "aligned64+ucx")),
             new Family("stats", Role.ADAPTOR, IMPL, false, List.of("stats")),
             new Family("tracking", Role.ADAPTOR, IMPL, false,
                     List.of("tracking", "tracking=off", "tracking=sampled", "tracking=full")),

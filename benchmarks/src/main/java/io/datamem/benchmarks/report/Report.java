@@ -41,6 +41,12 @@ public final class Report {
     public static final double DEFAULT_VS_C = 1.3;
     /** Goal: each exchange (a DLPack export + import round trip, a {@code Py_buffer} request) at most this many ns. */
     public static final double EXCHANGE_NS = 200.0;
+    /** Goal: a UCX shared-memory put of 64 MiB at least this share of memcpy's bandwidth. */
+    public static final double UCX_PUT_VS_MEMCPY = 0.5;
+    /** Goal: a UCX put at least this many times as fast as a socket copy, at every size from 64 KiB. */
+    public static final double UCX_PUT_VS_SOCKET = 2.0;
+    /** Goal: a cached UCX registration at most this many ns. */
+    public static final double UCX_CACHED_REGISTRATION_NS = 1000.0;
     /** Goal: a cached open of a shared-memory IPC handle at most this many ns. */
     public static final double IPC_OPEN_NS = 1000.0;
     /** Goal: a pair through an exported NEP 49 handler at most this factor of the Java pair, plus its crossings. */
@@ -243,6 +249,7 @@ public final class Report {
         slots.put("current", current());
         slots.put("exchanges", exchanges());
         slots.put("ipc", ipc());
+        slots.put("ucx", ucx());
         slots.put("stats", statistics());
         slots.put("hugepages", hugePages());
         slots.put("streaming", streaming());
@@ -547,6 +554,9 @@ public final class Report {
         goals.add(exchangeGoal());
         goals.add(upcallPairGoal());
         goals.add(ipcOpenGoal());
+        goals.add(ucxVsMemcpyGoal());
+        goals.add(ucxVsSocketGoal());
+        goals.add(ucxRegistrationGoal());
         goals.add(thpGoal());
         goals.add(arrayVsNumPy());
         goals.add(arrayVsMalloc());
@@ -783,6 +793,121 @@ public final class Report {
         return new Goal(goal, fmt(v) + " ± " + fmt(err) + " ns", strictVerdict(List.of(new Check(met,
                 !(Math.abs(v - IPC_OPEN_NS) >= err))), r.get().forks()), met ? "" : "a cached open looks the"
                 + " mapping up by its tag and counts a lease; more than that is the part to work on.");
+    }
+
+    private Optional<Result> ucxRow(String benchmark, long byteSize) {
+        String size = Long.toString(byteSize);
+        return find(r -> r.benchmark().equals(benchmark) && size.equals(r.param("byteSize"))
+                && (r.param("transport") == null || "sm".equals(r.param("transport"))));
+    }
+
+    private List<Long> ucxSizes() {
+        return results.stream().filter(r -> r.benchmark().equals("UcxTransferBenchmark.put"))
+                .map(r -> Long.parseLong(r.param("byteSize"))).distinct().sorted().toList();
+    }
+
+    /** The UCX table: bandwidth of a put over shared memory, memcpy and a socket copy; registrations. */
+    private String ucx() {
+        List<Long> sizes = ucxSizes();
+        if (sizes.isEmpty()) {
+            return "_Not measured in this run._\n";
+        }
+        StringBuilder b = new StringBuilder("| bytes | UCX put, `sm` (GB/s) | memcpy (GB/s) | socket copy (GB/s) |"
+                + " put ÷ memcpy | put ÷ socket |\n|---:|---:|---:|---:|---:|---:|\n");
+        for (long size : sizes) {
+            Optional<Result> put = ucxRow("UcxTransferBenchmark.put", size);
+            Optional<Result> memcpy = ucxRow("LoopbackBaselineBenchmark.memcpy", size);
+            Optional<Result> socket = ucxRow("LoopbackBaselineBenchmark.socket", size);
+            b.append("| ").append(sizeName(size)).append(" | ").append(bandwidth(put, size)).append(" | ")
+                    .append(bandwidth(memcpy, size)).append(" | ").append(bandwidth(socket, size)).append(" | ")
+                    .append(speed(put, memcpy)).append(" | ").append(speed(put, socket)).append(" |\n");
+        }
+        b.append("\n| registration (`sm`) | ns |\n|---|---:|\n");
+        for (long size : results.stream().filter(r -> r.benchmark().startsWith("UcxRegistrationBenchmark."))
+                .map(r -> Long.parseLong(r.param("byteSize"))).distinct().sorted().toList()) {
+            b.append("| ").append(sizeName(size)).append(", cached (a lookup) | ")
+                    .append(cell(ucxRow("UcxRegistrationBenchmark.cached", size))).append(" |\n");
+            b.append("| ").append(sizeName(size)).append(", uncached (`ucp_mem_map` + `ucp_mem_unmap`) | ")
+                    .append(cell(ucxRow("UcxRegistrationBenchmark.uncached", size))).append(" |\n");
+        }
+        return b.toString();
+    }
+
+    private static String bandwidth(Optional<Result> r, long bytes) {
+        return r.map(x -> fmt(bytes / x.score()) + " ± " + fmt(bytes / x.score() * nz(x.error()) / x.score()))
+                .orElse("n/a");
+    }
+
+    /** How many times faster {@code fast} is than {@code slow} (time of slow ÷ time of fast). */
+    private static String speed(Optional<Result> fast, Optional<Result> slow) {
+        if (fast.isEmpty() || slow.isEmpty()) {
+            return "n/a";
+        }
+        double f = fast.get().score();
+        double s = slow.get().score();
+        return ratio(s / f) + " ± " + fmt(ratioError(s, slow.get().error(), f, fast.get().error()));
+    }
+
+    /** Goal: a shared-memory put of 64 MiB at least {@link #UCX_PUT_VS_MEMCPY} of memcpy's bandwidth. */
+    private Goal ucxVsMemcpyGoal() {
+        String goal = "UCX shared-memory put at 64 MiB ≥ " + fmt(100 * UCX_PUT_VS_MEMCPY) + "% of memcpy's bandwidth";
+        long size = 64L << 20;
+        Optional<Result> put = ucxRow("UcxTransferBenchmark.put", size);
+        Optional<Result> memcpy = ucxRow("LoopbackBaselineBenchmark.memcpy", size);
+        if (put.isEmpty() || memcpy.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        double share = memcpy.get().score() / put.get().score();
+        double err = ratioError(memcpy.get().score(), memcpy.get().error(), put.get().score(), put.get().error());
+        boolean met = share >= UCX_PUT_VS_MEMCPY;
+        return new Goal(goal, fmt(100 * share) + "% ± " + fmt(100 * err) + "%", strictVerdict(List.of(new Check(met,
+                !(Math.abs(share - UCX_PUT_VS_MEMCPY) >= err))), Math.min(put.get().forks(), memcpy.get().forks())),
+                met ? "" : "UCX's shared-memory transport copies through a bounce buffer or cross-memory"
+                + " attach: the table says how far below memcpy it is.");
+    }
+
+    /** Goal: a put at least {@link #UCX_PUT_VS_SOCKET}× as fast as a socket copy at every size ≥ 64 KiB. */
+    private Goal ucxVsSocketGoal() {
+        String goal = "UCX put ≥ " + fmt(UCX_PUT_VS_SOCKET) + "× a socket copy at every size ≥ 64 KiB";
+        List<Check> checks = new ArrayList<>();
+        StringBuilder figure = new StringBuilder();
+        int forks = Integer.MAX_VALUE;
+        for (long size : ucxSizes()) {
+            Optional<Result> put = ucxRow("UcxTransferBenchmark.put", size);
+            Optional<Result> socket = ucxRow("LoopbackBaselineBenchmark.socket", size);
+            if (size < 65536 || put.isEmpty() || socket.isEmpty()) {
+                continue;
+            }
+            double r = socket.get().score() / put.get().score();
+            double err = ratioError(socket.get().score(), socket.get().error(), put.get().score(), put.get().error());
+            checks.add(new Check(r >= UCX_PUT_VS_SOCKET, !(Math.abs(r - UCX_PUT_VS_SOCKET) >= err)));
+            forks = Math.min(forks, Math.min(put.get().forks(), socket.get().forks()));
+            figure.append(figure.isEmpty() ? "" : ", ").append(sizeName(size)).append(' ').append(ratio(r))
+                    .append(" ± ").append(fmt(err));
+        }
+        if (checks.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        boolean met = checks.stream().allMatch(Check::pass);
+        return new Goal(goal, figure.toString(), strictVerdict(checks, forks), met ? ""
+                : "a put waits for the target's worker to progress; below a few MiB that wait, not the copy,"
+                + " is most of its time (docs/distributed.md).");
+    }
+
+    /** Goal: a cached registration at most {@link #UCX_CACHED_REGISTRATION_NS}. */
+    private Goal ucxRegistrationGoal() {
+        String goal = "a cached UCX registration ≤ " + fmt(UCX_CACHED_REGISTRATION_NS) + " ns";
+        List<Result> cached = results.stream().filter(r -> r.benchmark().equals("UcxRegistrationBenchmark.cached"))
+                .toList();
+        if (cached.isEmpty()) {
+            return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
+        }
+        Result worst = cached.stream().max(java.util.Comparator.comparingDouble(Result::score)).orElseThrow();
+        List<Check> checks = cached.stream().map(r -> new Check(r.score() <= UCX_CACHED_REGISTRATION_NS,
+                !(Math.abs(r.score() - UCX_CACHED_REGISTRATION_NS) >= nz(r.error())))).toList();
+        int forks = cached.stream().mapToInt(Result::forks).min().orElse(0);
+        return new Goal(goal, "worst " + fmt(worst.score()) + " ± " + fmt(nz(worst.error())) + " ns (" +
+                sizeName(Long.parseLong(worst.param("byteSize"))) + ")", strictVerdict(checks, forks), "");
     }
 
     /** Goal: the NEP 49 upcall pair at most {@link #UPCALL_PAIR_VS_JAVA}× the Java pair plus two crossings. */

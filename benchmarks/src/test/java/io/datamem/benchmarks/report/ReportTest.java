@@ -143,6 +143,21 @@ class ReportTest {
             rs.add(new Result("IpcOpen." + m, Map.of("byteSize", "65536"), 1, "avgt", v, v / 50, "ns/op", JDK, forks,
                     Map.of()));
         }
+        for (long size : new long[] {65536, 1 << 20, 64L << 20}) {
+            // ns for the bytes at 5 GB/s (put), 10 GB/s (memcpy), 1 GB/s (socket) unless a figure says otherwise
+            for (String[] b : new String[][] {{"UcxTransferBenchmark.put", "5"}, {"LoopbackBaselineBenchmark.memcpy", "10"},
+                    {"LoopbackBaselineBenchmark.socket", "1"}}) {
+                double v = figures.getOrDefault("ucx-" + b[0] + "-" + size, size / Double.parseDouble(b[1]));
+                Map<String, String> params = b[0].startsWith("Ucx") ? Map.of("byteSize", "" + size, "transport", "sm")
+                        : Map.of("byteSize", "" + size);
+                rs.add(new Result(b[0], params, 1, "avgt", v, v / 50, "ns/op", JDK, forks, Map.of()));
+            }
+            for (String m : List.of("cached", "uncached")) {
+                double v = figures.getOrDefault("ucx-registration-" + m, m.equals("cached") ? 10.0 : 3000.0);
+                rs.add(new Result("UcxRegistrationBenchmark." + m, Map.of("byteSize", "" + size, "transport", "sm"), 1,
+                        "avgt", v, v / 50, "ns/op", JDK, forks, Map.of()));
+            }
+        }
         for (long offset : new long[] {0, 16, 1}) {
             for (long kib : new long[] {256, 65536}) {
                 rs.add(new Result("Streaming.triad", Map.of("offset", "" + offset, "kib", "" + kib), 1, "avgt",
@@ -518,6 +533,24 @@ class ReportTest {
         assertEquals("1.30×", Report.ratio(1.3));
         assertEquals(2 * Math.hypot(0.1, 0.05), Report.ratioError(10, 1, 5, 0.25), 1e-9);
         assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * Report.gbPerSecond(1024, 1.0));
+    }
+
+    @Test
+    void ucxPutsAreJudgedAgainstMemcpyAndASocketCopy() throws IOException {
+        String fast = render(run(Map.of()), "0.1, 0.1, 0.1", List.of()).markdown();
+        assertTrue(goalRow(fast, "UCX shared-memory put at 64 MiB").contains("50.0% ±"),
+                goalRow(fast, "UCX shared-memory put at 64 MiB"));
+        assertTrue(goalRow(fast, "UCX put ≥ 2.00× a socket copy").contains("**met**"),
+                goalRow(fast, "UCX put ≥ 2.00× a socket copy"));
+        assertTrue(goalRow(fast, "a cached UCX registration").contains("**met**"), goalRow(fast, "a cached UCX registration"));
+        assertTrue(fast.contains("| 64 MiB | 5.00 ± 0.10 | 10.0 ± 0.20 | 1.00 ± 0.02 | 0.50× ±"), fast);
+        // a slow put at 64 KiB: 1.5x the socket there, so the socket goal is missed at that size
+        String slow = render(run(Map.of("ucx-UcxTransferBenchmark.put-65536", 65536 / 1.5,
+                "ucx-UcxTransferBenchmark.put-67108864", (64 << 20) / 2.0)), "0.1, 0.1, 0.1", List.of()).markdown();
+        String socket = goalRow(slow, "UCX put ≥ 2.00× a socket copy");
+        assertTrue(socket.contains("**missed**") && socket.contains("64 KiB 1.50×"), socket);
+        assertTrue(goalRow(slow, "UCX shared-memory put at 64 MiB").contains("**missed**"),
+                goalRow(slow, "UCX shared-memory put at 64 MiB"));
     }
 
     @Test
