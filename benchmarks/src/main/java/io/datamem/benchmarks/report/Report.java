@@ -795,10 +795,28 @@ public final class Report {
                 + " mapping up by its tag and counts a lease; more than that is the part to work on.");
     }
 
+    /**
+     * A UCX stage's result at a size, over the shared-memory transports where the benchmark has a
+     * transport, with its score and error in ns (the transfer benchmarks report µs).
+     */
     private Optional<Result> ucxRow(String benchmark, long byteSize) {
         String size = Long.toString(byteSize);
         return find(r -> r.benchmark().equals(benchmark) && size.equals(r.param("byteSize"))
-                && (r.param("transport") == null || "sm".equals(r.param("transport"))));
+                && (r.param("transport") == null || "sm".equals(r.param("transport")))).map(Report::inNanoseconds);
+    }
+
+    /** The result with its score and error in ns per operation. */
+    static Result inNanoseconds(Result r) {
+        double f = switch (r.unit()) {
+            case "ns/op" -> 1;
+            case "us/op" -> 1e3;
+            case "ms/op" -> 1e6;
+            case "s/op" -> 1e9;
+            default -> throw new IllegalArgumentException(r.benchmark() + ": unit " + r.unit()
+                    + " (expected: a time per operation)");
+        };
+        return f == 1 ? r : new Result(r.benchmark(), r.params(), r.threads(), r.mode(), r.score() * f,
+                r.error() * f, "ns/op", r.jdk(), r.forks(), r.percentiles());
     }
 
     private List<Long> ucxSizes() {

@@ -150,7 +150,8 @@ class ReportTest {
                 double v = figures.getOrDefault("ucx-" + b[0] + "-" + size, size / Double.parseDouble(b[1]));
                 Map<String, String> params = b[0].startsWith("Ucx") ? Map.of("byteSize", "" + size, "transport", "sm")
                         : Map.of("byteSize", "" + size);
-                rs.add(new Result(b[0], params, 1, "avgt", v, v / 50, "ns/op", JDK, forks, Map.of()));
+                // in µs, as the transfer benchmarks report them
+                rs.add(new Result(b[0], params, 1, "avgt", v / 1e3, v / 50 / 1e3, "us/op", JDK, forks, Map.of()));
             }
             for (String m : List.of("cached", "uncached")) {
                 double v = figures.getOrDefault("ucx-registration-" + m, m.equals("cached") ? 10.0 : 3000.0);
