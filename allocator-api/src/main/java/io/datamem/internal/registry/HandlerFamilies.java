@@ -174,7 +174,7 @@ public final class HandlerFamilies {
         if (adaptors.length() > 0) {
             b.append("; adaptors after '+': ").append(adaptors);
         }
-        for (String artifact : List.of(IMPL, CUDA, SYCL)) {
+        for (String artifact : List.of(IMPL, CUDA, SYCL, UCX)) {
             StringJoiner absent = new StringJoiner(", ");
             for (Family f : KNOWN) {
                 if (f.artifact().equals(artifact) && providers.stream().noneMatch(p -> p.name().equals(f.name()))) {
