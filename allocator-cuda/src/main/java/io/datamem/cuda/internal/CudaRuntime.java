@@ -341,6 +341,76 @@ public final class CudaRuntime {
         }
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // IPC
+
+    /** {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}. */
+    public static final int IPC_LAZY_ENABLE_PEER_ACCESS = 1;
+
+    /**
+     * The allocation an address lies in ({@code cuMemGetAddressRange}).
+     *
+     * @param device  the device whose context owns it
+     * @param address an address inside a CUDA allocation
+     * @return {base, size}
+     * @throws io.datamem.BackendException if the driver does not know the address
+     */
+    public static long[] addressRange(int device, long address) {
+        try (Scope s = enter(device)) {
+            MemorySegment base = s.out();
+            MemorySegment size = s.out();
+            check(DriverCalls.memGetAddressRange(base, size, address), "cuMemGetAddressRange", null, 0);
+            return new long[] {base.get(JAVA_LONG, 0), size.get(JAVA_LONG, 0)};
+        }
+    }
+
+    /**
+     * The IPC handle of a {@code cuMemAlloc} allocation ({@code cuIpcGetMemHandle}).
+     *
+     * @param device the device
+     * @param base   the allocation's base
+     * @return the handle's 64 bytes
+     * @throws io.datamem.BackendException if the driver refuses (not device memory, say)
+     */
+    public static byte[] ipcGetMemHandle(int device, long base) {
+        try (Scope s = enter(device)) {
+            MemorySegment handle = s.arena.allocate(DriverSymbols.IPC_MEM_HANDLE);
+            check(DriverCalls.ipcGetMemHandle(handle, base), "cuIpcGetMemHandle", null, 0);
+            return handle.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /**
+     * Maps another process's allocation ({@code cuIpcOpenMemHandle}, with lazy peer access).
+     *
+     * @param device the device to map it on
+     * @param handle the handle's 64 bytes
+     * @return the mapped base here
+     * @throws io.datamem.BackendException if the driver refuses (a handle of this process, of a
+     *                                     freed allocation, or forged)
+     */
+    public static long ipcOpenMemHandle(int device, byte[] handle) {
+        try (Scope s = enter(device)) {
+            MemorySegment h = s.arena.allocate(DriverSymbols.IPC_MEM_HANDLE);
+            MemorySegment.copy(handle, 0, h, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, handle.length);
+            MemorySegment out = s.out();
+            check(DriverCalls.ipcOpenMemHandle(out, h, IPC_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle", null, 0);
+            return out.get(JAVA_LONG, 0);
+        }
+    }
+
+    /**
+     * Unmaps what {@link #ipcOpenMemHandle} mapped ({@code cuIpcCloseMemHandle}).
+     *
+     * @param device  its device
+     * @param address the mapped base
+     */
+    public static void ipcCloseMemHandle(int device, long address) {
+        try (Scope _ = enter(device)) {
+            check(DriverCalls.ipcCloseMemHandle(address), "cuIpcCloseMemHandle", null, 0);
+        }
+    }
+
     /**
      * Page-locks host memory ({@code cuMemHostRegister}).
      *

@@ -55,6 +55,10 @@ final class DriverCalls {
     private static final MethodHandle CU_MEMCPY = bind("cuMemcpy");
     private static final MethodHandle CU_MEMCPY_ASYNC = bind("cuMemcpyAsync");
     private static final MethodHandle CU_POINTER_GET_ATTRIBUTES = bind("cuPointerGetAttributes");
+    private static final MethodHandle CU_MEM_GET_ADDRESS_RANGE = bind("cuMemGetAddressRange_v2");
+    private static final MethodHandle CU_IPC_GET_MEM_HANDLE = bind("cuIpcGetMemHandle");
+    private static final MethodHandle CU_IPC_OPEN_MEM_HANDLE = bind("cuIpcOpenMemHandle_v2");
+    private static final MethodHandle CU_IPC_CLOSE_MEM_HANDLE = bind("cuIpcCloseMemHandle");
     private static final MethodHandle CU_STREAM_CREATE = bind("cuStreamCreate");
     private static final MethodHandle CU_STREAM_DESTROY = bind("cuStreamDestroy_v2");
     private static final MethodHandle CU_STREAM_QUERY = bind("cuStreamQuery");
@@ -276,6 +280,67 @@ final class DriverCalls {
     static int memHostUnregister(long address) {
         try {
             return (int) CU_MEM_HOST_UNREGISTER.invokeExact(ptr(address));
+        } catch (Throwable t) {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)}.
+     *
+     * @param pbase out: the allocation's base (8 bytes)
+     * @param psize out: its size (8 bytes)
+     * @param dptr  any address inside it
+     * @return the CUresult
+     */
+    static int memGetAddressRange(MemorySegment pbase, MemorySegment psize, long dptr) {
+        try {
+            return (int) CU_MEM_GET_ADDRESS_RANGE.invokeExact(pbase, psize, dptr);
+        } catch (Throwable t) {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)}.
+     *
+     * @param handle out: the handle (64 bytes)
+     * @param dptr   the base of a {@code cuMemAlloc} allocation
+     * @return the CUresult
+     */
+    static int ipcGetMemHandle(MemorySegment handle, long dptr) {
+        try {
+            return (int) CU_IPC_GET_MEM_HANDLE.invokeExact(handle, dptr);
+        } catch (Throwable t) {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)}.
+     *
+     * @param pdptr  out: the mapped pointer (8 bytes)
+     * @param handle the handle's 64 bytes, passed by value
+     * @param flags  {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS} or 0
+     * @return the CUresult
+     */
+    static int ipcOpenMemHandle(MemorySegment pdptr, MemorySegment handle, int flags) {
+        try {
+            return (int) CU_IPC_OPEN_MEM_HANDLE.invokeExact(pdptr, handle, flags);
+        } catch (Throwable t) {
+            throw Libc.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code cuIpcCloseMemHandle(CUdeviceptr dptr)}.
+     *
+     * @param dptr what {@link #ipcOpenMemHandle} returned
+     * @return the CUresult
+     */
+    static int ipcCloseMemHandle(long dptr) {
+        try {
+            return (int) CU_IPC_CLOSE_MEM_HANDLE.invokeExact(dptr);
         } catch (Throwable t) {
             throw Libc.rethrow(t);
         }

@@ -34,6 +34,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 final class DriverSymbols {
 
+    /** {@code CUipcMemHandle}: {@code struct { char reserved[64]; }}, passed by value to open. */
+    static final java.lang.foreign.StructLayout IPC_MEM_HANDLE = java.lang.foreign.MemoryLayout.structLayout(
+            java.lang.foreign.MemoryLayout.sequenceLayout(64, JAVA_BYTE).withName("reserved"));
+
     /** Every function, in the order of {@link DriverCalls}' fields, with its descriptor. */
     static final Map<String, FunctionDescriptor> FUNCTIONS = functions();
 
@@ -89,6 +93,15 @@ final class DriverSymbols {
         // CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
         //                                 void **data, CUdeviceptr ptr)
         m.put("cuPointerGetAttributes", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+        // CUresult cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+        m.put("cuMemGetAddressRange_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+        // CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
+        m.put("cuIpcGetMemHandle", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        // CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags):
+        // the 64-byte handle by value
+        m.put("cuIpcOpenMemHandle_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS, IPC_MEM_HANDLE, JAVA_INT));
+        // CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+        m.put("cuIpcCloseMemHandle", FunctionDescriptor.of(JAVA_INT, JAVA_LONG));
         // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
         m.put("cuStreamCreate", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         // CUresult cuStreamDestroy(CUstream hStream)

@@ -57,6 +57,12 @@ class DriverBindingsTest {
         m.put("cuMemcpy", FunctionDescriptor.of(u32, u64, u64, u64));
         m.put("cuMemcpyAsync", FunctionDescriptor.of(u32, u64, u64, u64, ptr));
         m.put("cuPointerGetAttributes", FunctionDescriptor.of(u32, u32, ptr, ptr, u64));
+        m.put("cuMemGetAddressRange_v2", FunctionDescriptor.of(u32, ptr, ptr, u64));
+        m.put("cuIpcGetMemHandle", FunctionDescriptor.of(u32, ptr, u64));
+        m.put("cuIpcOpenMemHandle_v2", FunctionDescriptor.of(u32, ptr,
+                java.lang.foreign.MemoryLayout.structLayout(java.lang.foreign.MemoryLayout.sequenceLayout(64, JAVA_BYTE)
+                        .withName("reserved")), u32));
+        m.put("cuIpcCloseMemHandle", FunctionDescriptor.of(u32, u64));
         m.put("cuStreamCreate", FunctionDescriptor.of(u32, ptr, u32));
         m.put("cuStreamDestroy_v2", FunctionDescriptor.of(u32, ptr));
         m.put("cuStreamQuery", FunctionDescriptor.of(u32, ptr));
