@@ -67,21 +67,7 @@ public final class UcxAllocator implements DataMemAllocator {
 
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        Sizes.byteSize("oldByteSize", oldByteSize);
-        Sizes.byteSize("newByteSize", newByteSize);
-        if (ptr == null || ptr.equals(MemorySegment.NULL)) {
-            return malloc(newByteSize);
-        }
-        MemorySegment fresh = malloc(newByteSize);
-        if (fresh.equals(MemorySegment.NULL)) {
-            return MemorySegment.NULL;
-        }
-        long n = Math.min(oldByteSize, newByteSize);
-        if (n > 0) {
-            MemorySegment.copy(ptr.reinterpret(n), 0, fresh.reinterpret(n), 0, n);
-        }
-        free(ptr, oldByteSize);
-        return fresh;
+        return Sizes.reallocByCopy(this, this::liveBlock, ptr, oldByteSize, newByteSize);
     }
 
     /**
@@ -95,12 +81,17 @@ public final class UcxAllocator implements DataMemAllocator {
         if (ptr == null || ptr.equals(MemorySegment.NULL)) {
             return;
         }
+        context.unmap(liveBlock(ptr, byteSize));
+    }
+
+    /** The registration of a live block of this allocator at {@code ptr}; refuses anything else. */
+    private UcxRegistration liveBlock(MemorySegment ptr, long byteSize) {
         UcxRegistration r = context.registrationOf(ptr.address(), 1);
         if (r == null || r.origin() != UcxRegistration.Origin.ALLOCATED || r.address() != ptr.address()) {
             throw new IllegalArgumentException("free: 0x" + Long.toHexString(ptr.address()) + " (" + byteSize
                     + " bytes) (expected: a live block of this ucx allocator on " + context.id() + ")");
         }
-        context.unmap(r);
+        return r;
     }
 
     @Override

@@ -72,21 +72,19 @@ public final class UcxRegisteringAdaptor extends ForwardingAllocator {
      */
     @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        Sizes.byteSize("oldByteSize", oldByteSize);
-        Sizes.byteSize("newByteSize", newByteSize);
-        if (ptr == null || ptr.equals(MemorySegment.NULL)) {
-            return malloc(newByteSize);
+        return Sizes.reallocByCopy(this, this::registeredBlock, ptr, oldByteSize, newByteSize);
+    }
+
+    /** Refuses a pointer that is not a block this adaptor registered (before a realloc reads it). */
+    private void registeredBlock(MemorySegment ptr, long byteSize) {
+        if (byteSize == 0) {
+            return;   // nothing is read; the upstream's free checks the block
         }
-        MemorySegment fresh = malloc(newByteSize);
-        if (fresh.equals(MemorySegment.NULL)) {
-            return MemorySegment.NULL;
+        UcxRegistration r = context.registrationOf(ptr.address(), byteSize);
+        if (r == null || r.origin() != UcxRegistration.Origin.BLOCK || r.address() != ptr.address()) {
+            throw new IllegalArgumentException("realloc: 0x" + Long.toHexString(ptr.address()) + " (" + byteSize
+                    + " bytes) (expected: a live block of this +ucx adaptor on " + context.id() + ")");
         }
-        long n = Math.min(oldByteSize, newByteSize);
-        if (n > 0) {
-            MemorySegment.copy(ptr.reinterpret(n), 0, fresh.reinterpret(n), 0, n);
-        }
-        free(ptr, oldByteSize);
-        return fresh;
     }
 
     @Override

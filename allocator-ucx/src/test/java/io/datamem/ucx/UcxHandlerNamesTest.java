@@ -34,6 +34,26 @@ class UcxHandlerNamesTest {
     }
 
     @Test
+    void aReallocOfAForeignPointerReadsNothingAndLeaksNothing() {
+        UcxTests.assumeUcx();
+        UcxContext shared = UcxContext.shared();
+        int before = shared.liveRegistrations();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment foreign = arena.allocate(4096);
+            for (String name : new String[] {"ucx", "aligned64+ucx"}) {
+                io.datamem.DataMemAllocator a = DataMem.createHandler(name).allocator();
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> a.realloc(foreign, 4096, 8192), name);
+                assertTrue(e.getMessage().contains("expected: a live block"), name + ": " + e.getMessage());
+                // an unmapped address too: refused before anything is read from it
+                assertThrows(IllegalArgumentException.class,
+                        () -> a.realloc(java.lang.foreign.MemorySegment.ofAddress(8L << 40), 4096, 8192), name);
+                assertEquals(before, shared.liveRegistrations(), name + ": no block left registered");
+            }
+        }
+    }
+
+    @Test
     void malformedTermsAreRefused() {
         UcxTests.assumeUcx();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
