@@ -3,6 +3,7 @@ package io.datamem.examples.cli;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.examples.cli.CommandLineConventionsTest.Run;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.LiveBlock;
 import io.datamem.impl.snapshot.MemorySnapshot;
@@ -11,10 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -59,23 +58,8 @@ class LiveSnapshotTest {
         }
     }
 
-    private record Run(int status, String out, String err) {
-    }
-
-    private static synchronized Run cli(String... args) {
-        PrintStream savedOut = System.out;
-        PrintStream savedErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            int status = DatamemCli.run(args);
-            return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(savedOut);
-            System.setErr(savedErr);
-        }
+    private static Run cli(String... args) {
+        return CommandLineConventionsTest.cli(args);   // the same capture as the conventions test
     }
 
     /** A child JVM running {@link Child}, and what it said when ready. */
