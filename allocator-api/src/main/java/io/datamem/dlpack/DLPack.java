@@ -12,6 +12,7 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
+import io.datamem.spi.ReleasingAllocator;
 import io.datamem.format.CustomDTypes;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
@@ -692,7 +693,10 @@ public final class DLPack {
         }
         boolean readOnly = (flags & FLAG_READ_ONLY) != 0;
         MemoryTraits traits = importTraits(type, deviceId, count == 0 ? data : base + lo);
-        DLPackImport allocator = new DLPackImport(managed, deleter, traits);
+        MemorySegment self = MemorySegment.ofAddress(managed.address());
+        ReleasingAllocator allocator = ReleasingAllocator.of(HANDLER_NAME, () -> "the DLPack tensor 0x"
+                + Long.toHexString(self.address()) + " it imported, through the producer's deleter", traits,
+                () -> DLPackImport.callDeleter(deleter, self));
         DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, allocator);
         long blockAddress = count == 0 ? data : base + lo;
         long allocated = count == 0 ? 0 : hi - lo + item;

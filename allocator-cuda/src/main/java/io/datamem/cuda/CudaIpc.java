@@ -1,6 +1,5 @@
 package io.datamem.cuda;
 
-import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.Device;
 import io.datamem.DeviceType;
@@ -10,6 +9,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.cuda.internal.CudaInterchange;
 import io.datamem.cuda.internal.CudaRuntime;
+import io.datamem.spi.ReleasingAllocator;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -19,7 +19,6 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * CUDA IPC handles: device memory of one process opened by another on the same host without a
@@ -230,12 +229,13 @@ public final class CudaIpc {
         MemoryTraits traits = new MemoryTraits(MemoryKind.DEVICE, device, false, Long.lowestOneBit(address | 256),
                 io.datamem.internal.Libc.pageSize()).withInterchange(CudaInterchange.of(MemoryKind.DEVICE,
                 handle.device()));
-        Lease lease = new Lease(mapping, traits);
+        ReleasingAllocator lease = ReleasingAllocator.of(HANDLER_NAME, () -> "another process's CUDA memory it"
+                + " opened (" + handle + ")", traits, () -> release(mapping));
         try {
             return NDArray.adopt(new DataMemHandler(HANDLER_NAME, 1, lease), MemorySegment.ofAddress(address), bytes,
                     dtype, shape, null, 0);
         } catch (RuntimeException | Error e) {
-            lease.release();
+            lease.free(MemorySegment.NULL, 0);
             throw e;
         }
     }
@@ -288,53 +288,5 @@ public final class CudaIpc {
             MAPPINGS.remove(m.key);
         }
         CudaRuntime.ipcCloseMemHandle(m.device, m.base);
-    }
-
-    /** An opened array's allocator: it allocates nothing; its free releases the mapping once. */
-    private static final class Lease implements DataMemAllocator {
-        private final Mapping mapping;
-        private final MemoryTraits traits;
-        private final AtomicBoolean released = new AtomicBoolean();
-
-        Lease(Mapping mapping, MemoryTraits traits) {
-            this.mapping = mapping;
-            this.traits = traits;
-        }
-
-        void release() {
-            if (released.compareAndSet(false, true)) {
-                CudaIpc.release(mapping);
-            }
-        }
-
-        private UnsupportedOperationException refuse(String what) {
-            return new UnsupportedOperationException("handler '" + HANDLER_NAME + "' cannot " + what + ": it only"
-                    + " releases another process's CUDA memory it opened");
-        }
-
-        @Override
-        public MemorySegment malloc(long byteSize) {
-            throw refuse("allocate");
-        }
-
-        @Override
-        public MemorySegment calloc(long count, long elementByteSize) {
-            throw refuse("allocate");
-        }
-
-        @Override
-        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            throw refuse("reallocate");
-        }
-
-        @Override
-        public void free(MemorySegment ptr, long byteSize) {
-            release();
-        }
-
-        @Override
-        public MemoryTraits traits() {
-            return traits;
-        }
     }
 }

@@ -9,6 +9,7 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
+import io.datamem.spi.ReleasingAllocator;
 import io.datamem.dlpack.DLPack;
 import io.datamem.usm.UsmHook;
 
@@ -727,7 +728,14 @@ public final class ArrowCData {
         a.set(JAVA_LONG, A_RELEASE, 0);   // moved: the caller's struct is released
         NDArray imported;
         try {
-            DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, new ArrowImport(moved, traits));
+            DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, ReleasingAllocator.of(HANDLER_NAME,
+                    () -> "the Arrow array it imported, through the producer's release callback", traits, () -> {
+                        try {
+                            ArrowImport.callRelease(moved, A_RELEASE);
+                        } finally {
+                            ArrowExports.free(moved);
+                        }
+                    }));
             long byteOffset = count == 0 ? 0 : firstByte;
             imported = NDArray.adopt(handler, MemorySegment.ofAddress(data),
                     count == 0 ? 0 : endByte, dtype, shape, null, byteOffset, true);
