@@ -1,8 +1,6 @@
 package io.datamem.impl.shared;
 
 import io.datamem.testing.NativeToolchain;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,21 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and sends back a block of its own (which Java maps bit-exact), an unsealed memfd and a message
  * that is not a handle (which Java refuses, closing what came with them).
  */
-class CIpcTest {
+class CIpcTest extends LeakCheckedTest {
 
-    private final SharedMemoryAllocator allocator = SharedMemoryAllocator.of();
-    private SharedFds.Snapshot before;
-
-    @BeforeEach
-    void countBefore() {
-        before = SharedFds.Snapshot.take();
-    }
-
-    @AfterEach
-    void nothingLeaks() {
-        assertEquals(0, allocator.liveBlocks(), "blocks the test left live");
-        assertEquals(before, SharedFds.Snapshot.take(), "memfd descriptors and mappings before and after");
-    }
 
     @Test
     void aCProgramMapsJavaMemoryAndSendsItsOwn(@TempDir Path dir) throws Exception {

@@ -1,7 +1,5 @@
 package io.datamem.impl.shared;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,21 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The socket transport within one process: messages, refusals, and closing. */
-class IpcSocketTest {
+class IpcSocketTest extends LeakCheckedTest {
 
-    private final SharedMemoryAllocator allocator = SharedMemoryAllocator.of();
-    private SharedFds.Snapshot before;
-
-    @BeforeEach
-    void countBefore() {
-        before = SharedFds.Snapshot.take();
-    }
-
-    @AfterEach
-    void nothingLeaks() {
-        assertEquals(0, allocator.liveBlocks(), "blocks the test left live");
-        assertEquals(before, SharedFds.Snapshot.take(), "memfd descriptors and mappings before and after");
-    }
 
     @Test
     void aHandleTravelsWithItsDescriptorAndTheListenerFileGoesAtClose(@TempDir Path dir) {

@@ -5,8 +5,6 @@ import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.pool.PoolingAllocator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -25,21 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * itself, and maps the memfd a second time): bytes, caching, lifetime, stale and forged handles,
  * refusals, and no descriptor or mapping left behind.
  */
-class SharedMemoryTest {
+class SharedMemoryTest extends LeakCheckedTest {
 
-    private final SharedMemoryAllocator allocator = SharedMemoryAllocator.of();
-    private SharedFds.Snapshot before;
-
-    @BeforeEach
-    void countBefore() {
-        before = SharedFds.Snapshot.take();
-    }
-
-    @AfterEach
-    void nothingLeaks() {
-        assertEquals(0, allocator.liveBlocks(), "blocks the test left live");
-        assertEquals(before, SharedFds.Snapshot.take(), "memfd descriptors and mappings before and after");
-    }
 
     static byte[] pattern(long seed, int length) {
         byte[] b = new byte[length];

@@ -1,7 +1,5 @@
 package io.datamem.impl.shared;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,21 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pidfd_getfd; an importer killed while it holds a mapping; an exporter that exits while an
  * importer holds one. Neither process leaks a descriptor or a mapping.
  */
-class TwoProcessIpcTest {
+class TwoProcessIpcTest extends LeakCheckedTest {
 
-    private final SharedMemoryAllocator allocator = SharedMemoryAllocator.of();
-    private SharedFds.Snapshot before;
-
-    @BeforeEach
-    void countBefore() {
-        before = SharedFds.Snapshot.take();
-    }
-
-    @AfterEach
-    void nothingLeaks() {
-        assertEquals(0, allocator.liveBlocks(), "blocks the test left live");
-        assertEquals(before, SharedFds.Snapshot.take(), "memfd descriptors and mappings before and after");
-    }
 
     /** A started peer whose output lines are collected. */
     private static final class Peer implements AutoCloseable {
