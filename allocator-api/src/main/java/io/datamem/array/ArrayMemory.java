@@ -92,7 +92,10 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      * block goes back only after every arena over it is closed. A volatile read would order every
      * later load after it: the compiler could then not keep the array's fields in registers across a
      * loop of accessor calls, and such a loop cost 2 ns per element instead of the segment's 0.08
-     * (see docs/decisions.md).
+     * (see docs/decisions.md). It is written in release mode for the same reasons: a volatile
+     * write's full fence orders nothing this protocol needs (accesses that happen after a close see
+     * it through the synchronisation that orders them; racing ones are stopped by the arenas), and
+     * would cost one fence per array created and one per array closed.
      */
     volatile int liveGeneration;
 
@@ -180,7 +183,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         address = newAddress;
         allocatedByteSize = newAllocatedByteSize;
         generation++;
-        liveGeneration = generation;
+        LIVE_GENERATION.setRelease(this, generation);
         arena = null;
         data = null;
         local = null;
@@ -455,7 +458,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     void released() {
         synchronized (this) {
             closedExplicitly = true;
-            liveGeneration = CLOSING;
+            LIVE_GENERATION.setRelease(this, CLOSING);
             freed = true;
         }
         unregister();
@@ -504,7 +507,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             }
             invalidate();
             closedExplicitly = true;
-            liveGeneration = CLOSING;
+            LIVE_GENERATION.setRelease(this, CLOSING);
             freed = true;
             if (retireToLocalOwner()) {
                 addr = 0;
@@ -540,7 +543,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
                 return;
             }
             leak = !closedExplicitly;
-            liveGeneration = CLOSING;
+            LIVE_GENERATION.setRelease(this, CLOSING);
             if (leak && arena != null && confinedTo != null && confinedTo != Thread.currentThread()
                     && arena.scope().isAlive()) {
                 // Another thread's confined arena cannot be closed from here. Its segments are the only

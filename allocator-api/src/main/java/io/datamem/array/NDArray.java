@@ -19,6 +19,7 @@ import io.datamem.spi.BlockReleased;
 import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Arrays;
@@ -102,6 +103,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private long columns2;
     private long stride0;
     private long stride1;
+    // The float64 accessors' fast path: length1 and rows2 when the dtype is float64 and the rows are
+    // C-contiguous (stride 8, and a row stride of columns × 8), else 0, so that one comparison
+    // checks the index, the dtype and the layout; other arrays take the general path.
+    private long denseLength1;
+    private long denseRows2;
 
     private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
                     MemorySegment data, long dataAddress, long dataByteSize, int generation, long offset,
@@ -154,6 +160,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         columns2 = n == 2 ? shape[1] : 0;
         stride0 = n > 0 ? strides[0] : 0;
         stride1 = n > 1 ? strides[1] : 0;
+        boolean f64 = dtype == DType.FLOAT64;
+        denseLength1 = f64 && n == 1 && stride0 == Double.BYTES ? length1 : 0;
+        denseRows2 = f64 && n == 2 && stride1 == Double.BYTES && stride0 == columns2 * Double.BYTES ? rows2 : 0;
     }
 
     /** The byte offset of element {@code [i]} of a 1-axis array: one range check on the fields. */
@@ -676,6 +685,77 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         return d;
     }
 
+    /**
+     * The segment of the typed element accessors: {@link #hostData()} without its thread check,
+     * which the access itself makes (a local segment of another thread throws
+     * {@link WrongThreadException}, and the accessor retries through {@link #retryData}). The fast
+     * path is the cached segment and one comparison of generations.
+     */
+    private MemorySegment elementData() {
+        MemorySegment d = data;
+        if (d != null && memory.liveGenerationPlain() == accessGeneration) {
+            return d;
+        }
+        return hostData();
+    }
+
+    /** {@link #elementData()} of a writable array. */
+    private MemorySegment writableElementData() {
+        MemorySegment d = elementData();
+        if (readOnly) {
+            throw new UnsupportedOperationException(this + " is read-only");
+        }
+        return d;
+    }
+
+    /**
+     * After an element access failed with {@code e}: the segment to retry with, if it failed for
+     * being another thread's local segment; otherwise throws what the failure means (the array or
+     * its memory closed, see {@link #closedOr}).
+     */
+    private MemorySegment retryData(RuntimeException e) {
+        if (e instanceof WrongThreadException) {
+            return hostData();   // its slow path gives this thread's segment, or says why not
+        }
+        throw closedOr((IllegalStateException) e);
+    }
+
+    private double readDoubleRetry(long off, RuntimeException e) {
+        MemorySegment d = retryData(e);
+        try {
+            return ElementCodec.readDouble(dtype, d, off);
+        } catch (IllegalStateException again) {
+            throw closedOr(again);
+        }
+    }
+
+    private void writeDoubleRetry(long off, double value, RuntimeException e) {
+        MemorySegment d = retryData(e);
+        try {
+            ElementCodec.writeDouble(dtype, d, off, value);
+        } catch (IllegalStateException again) {
+            throw closedOr(again);
+        }
+    }
+
+    private long readLongRetry(long off, RuntimeException e) {
+        MemorySegment d = retryData(e);
+        try {
+            return ElementCodec.readLong(dtype, d, off);
+        } catch (IllegalStateException again) {
+            throw closedOr(again);
+        }
+    }
+
+    private void writeLongRetry(long off, long value, RuntimeException e) {
+        MemorySegment d = retryData(e);
+        try {
+            ElementCodec.writeLong(dtype, d, off, value);
+        } catch (IllegalStateException again) {
+            throw closedOr(again);
+        }
+    }
+
     private UnsupportedOperationException onDevice() {
         return new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
                 + memory.traits.kind() + " memory of handler '" + handlerName()
@@ -742,12 +822,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array is closed
      */
     public double getDouble(long... index) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
         long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readDoubleRetry(off, e);
         }
     }
 
@@ -764,12 +844,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array is closed
      */
     public void setDouble(double value, long... index) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
         long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeDoubleRetry(off, value, e);
         }
     }
 
@@ -786,12 +866,20 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public double getDouble(long i) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
+        if (i >= 0 && i < denseLength1) {
+            long off = offset + (i << 3);
+            try {
+                return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
+            } catch (IllegalStateException | WrongThreadException e) {
+                return readDoubleRetry(off, e);
+            }
+        }
         long off = offset1(i);
         try {
             return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readDoubleRetry(off, e);
         }
     }
 
@@ -808,12 +896,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setDouble(double value, long i) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
+        if (i >= 0 && i < denseLength1) {
+            long off = offset + (i << 3);
+            try {
+                d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
+            } catch (IllegalStateException | WrongThreadException e) {
+                writeDoubleRetry(off, value, e);
+            }
+            return;
+        }
         long off = offset1(i);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeDoubleRetry(off, value, e);
         }
     }
 
@@ -831,12 +928,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public double getDouble(long i, long j) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
+        long columns = columns2;
+        if (i >= 0 && i < denseRows2 && j >= 0 && j < columns) {
+            long off = offset + ((i * columns + j) << 3);
+            try {
+                return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
+            } catch (IllegalStateException | WrongThreadException e) {
+                return readDoubleRetry(off, e);
+            }
+        }
         long off = offset2(i, j);
         try {
             return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readDoubleRetry(off, e);
         }
     }
 
@@ -854,12 +960,22 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setDouble(double value, long i, long j) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
+        long columns = columns2;
+        if (i >= 0 && i < denseRows2 && j >= 0 && j < columns) {
+            long off = offset + ((i * columns + j) << 3);
+            try {
+                d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
+            } catch (IllegalStateException | WrongThreadException e) {
+                writeDoubleRetry(off, value, e);
+            }
+            return;
+        }
         long off = offset2(i, j);
         try {
             ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeDoubleRetry(off, value, e);
         }
     }
 
@@ -876,12 +992,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public long getLong(long i) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
         long off = offset1(i);
         try {
             return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readLongRetry(off, e);
         }
     }
 
@@ -898,12 +1014,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setLong(long value, long i) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
         long off = offset1(i);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeLongRetry(off, value, e);
         }
     }
 
@@ -921,12 +1037,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public long getLong(long i, long j) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
         long off = offset2(i, j);
         try {
             return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readLongRetry(off, e);
         }
     }
 
@@ -944,12 +1060,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setLong(long value, long i, long j) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
         long off = offset2(i, j);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeLongRetry(off, value, e);
         }
     }
 
@@ -966,12 +1082,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array is closed
      */
     public long getLong(long... index) {
-        MemorySegment d = hostData();
+        MemorySegment d = elementData();
         long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            return readLongRetry(off, e);
         }
     }
 
@@ -988,12 +1104,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array is closed
      */
     public void setLong(long value, long... index) {
-        MemorySegment d = writableData();
+        MemorySegment d = writableElementData();
         long off = ArrayLayout.elementOffset(shape, strides, offset, index);
         try {
             ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            writeLongRetry(off, value, e);
         }
     }
 
