@@ -55,6 +55,7 @@ public final class BufferRequest {
     private long[] givenStrides;
     private long[] strides;   // resolved by validate(): the given ones, or C order
     private long len;         // resolved by validate()
+    private boolean validated; // validate() passed, and nothing changed since
 
     private BufferRequest(Object exporter, int flags) {
         this.exporter = exporter;
@@ -94,6 +95,7 @@ public final class BufferRequest {
      */
     public BufferRequest memory(MemoryTraits memoryTraits) {
         this.traits = Objects.requireNonNull(memoryTraits, "memoryTraits");
+        this.validated = false;
         return this;
     }
 
@@ -106,6 +108,7 @@ public final class BufferRequest {
      */
     public BufferRequest readOnly(boolean value) {
         this.readOnly = value;
+        this.validated = false;
         return this;
     }
 
@@ -129,6 +132,7 @@ public final class BufferRequest {
         this.typeName = name;
         this.format = pep3118;
         this.itemSize = itemByteSize;
+        this.validated = false;
         return this;
     }
 
@@ -163,6 +167,7 @@ public final class BufferRequest {
         this.address = bufAddress;
         this.shape = shape.clone();
         this.givenStrides = byteStrides == null ? null : byteStrides.clone();
+        this.validated = false;
         return this;
     }
 
@@ -235,6 +240,7 @@ public final class BufferRequest {
                     + " but FORMAT was requested and " + typeName + " (format " + format + ") has "
                     + itemSize + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
         }
+        validated = true;
     }
 
     private BufferException layout(String requested, String isNot, int flag) {
@@ -261,7 +267,9 @@ public final class BufferRequest {
      * @throws IllegalArgumentException if {@code len} overflows a {@code long}, as {@link #validate()}
      */
     public BufferView.Builder fill() {
-        validate();
+        if (!validated) {
+            validate();
+        }
         boolean withShape = BufferFlags.requests(flags, BufferFlags.ND);
         boolean withStrides = BufferFlags.requests(flags, BufferFlags.STRIDES);
         return BufferView.builder(exporter, flags)
@@ -271,8 +279,10 @@ public final class BufferRequest {
                 .readOnly(readOnly)
                 .format(BufferFlags.requests(flags, BufferFlags.FORMAT) ? format : null)
                 .ndim(withShape ? shape.length : 1)
-                .shape(withShape && shape.length > 0 ? shape : null)
-                .strides(withStrides && shape.length > 0 ? strides : null)
+                // this request's own copies (made by layout(), or by validate() for C order), which
+                // nothing changes once validated: the view takes them without another copy
+                .layoutOwned(withShape && shape.length > 0 ? shape : null,
+                        withStrides && shape.length > 0 ? strides : null)
                 .flags(BufferFlags.requests(flags, BufferFlags.DEVICE) ? BufferFlags.DEVICE : 0);
     }
 

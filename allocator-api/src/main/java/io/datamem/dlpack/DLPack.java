@@ -218,14 +218,25 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        // A shared tensor holds its own pin (NDArray.Pin), released by the deleter.
-        return array.whilePinned(() -> export(array, options, max, versioned, produced));
+        // A shared tensor keeps this pin (NDArray.Pin), released by the deleter; a copy or a failure
+        // releases it here.
+        NDArray.Pin pin = array.pin();
+        boolean kept = false;
+        try {
+            MemorySegment tensor = export(array, options, max, versioned, produced, pin);
+            kept = true;
+            return tensor;
+        } finally {
+            if (!kept) {
+                pin.close();
+            }
+        }
     }
 
     /** The export proper, with the array pinned. */
 
     private static MemorySegment export(NDArray array, DLPackOptions options, DLPackVersion max, boolean versioned,
-                                        DLPackVersion produced) {
+                                        DLPackVersion produced, NDArray.Pin pin) {
         long elementZero = array.address();
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
@@ -280,8 +291,9 @@ public final class DLPack {
                                 + "; bind a handler of " + exported + " (or ask for dl_device (CPU, 0))");
                     }
                 }
+                pin.close();   // the copy is the tensor's: the array is free again
             } else {
-                view = array.pin();
+                view = pin;
             }
             NDArray shared = copy ? owned : array;
             long sharedAddress = copy ? owned.address() : elementZero;
@@ -289,13 +301,10 @@ public final class DLPack {
                     | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
             return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned);
         } catch (RuntimeException | Error e) {
-            if (view != null) {
-                view.close();
-            }
             if (owned != null) {
                 owned.close();
             }
-            throw e;
+            throw e;   // the caller releases the pin (closing it twice does nothing)
         }
     }
 
@@ -442,13 +451,24 @@ public final class DLPack {
         long item = shared.dtype().itemSize();
         long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();
         long byteSize = header + 16L * ndim;
-        DataMemAllocator meta = DataMem.builtinDefault().allocator();
-        MemorySegment raw = meta.malloc(byteSize);
-        if (raw.address() == 0) {
-            throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
+        // The struct goes in a block of the export table when it fits (no malloc, no map entry: see
+        // DLPackExports), else in a block of its own.
+        Object holder = view != null ? view : owned;
+        long token = byteSize <= DLPackExports.BLOCK_SIZE ? DLPackExports.SLOTS.acquire(holder) : -1;
+        DataMemAllocator meta = null;
+        long address;
+        if (token != -1) {
+            address = DLPackExports.SLOTS.address(token);
+        } else {
+            meta = DataMem.builtinDefault().allocator();
+            MemorySegment raw = meta.malloc(byteSize);
+            if (raw.address() == 0) {
+                throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
+            }
+            address = raw.address();
         }
-        MemorySegment m = raw.reinterpret(byteSize);
-        long id = DLPackExports.nextId();
+        MemorySegment m = MemorySegment.ofAddress(address).reinterpret(byteSize);
+        long id = token != -1 ? token : DLPackExports.nextId();
         long t = versioned ? VERSIONED_TENSOR_OFFSET : 0;
         MemorySegment shapePtr = m.asSlice(header, 8L * ndim);
         MemorySegment stridesPtr = m.asSlice(header + 8L * ndim, 8L * ndim);
@@ -477,7 +497,9 @@ public final class DLPack {
             m.set(JAVA_LONG, 48, id);
             m.set(ADDRESS, 56, DLPackExports.DELETER);
         }
-        DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
+        if (token == -1) {
+            DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
+        }
         return m;
     }
 
@@ -693,10 +715,8 @@ public final class DLPack {
         }
         boolean readOnly = (flags & FLAG_READ_ONLY) != 0;
         MemoryTraits traits = importTraits(type, deviceId, count == 0 ? data : base + lo);
-        MemorySegment self = MemorySegment.ofAddress(managed.address());
-        ReleasingAllocator allocator = ReleasingAllocator.of(HANDLER_NAME, () -> "the DLPack tensor 0x"
-                + Long.toHexString(self.address()) + " it imported, through the producer's deleter", traits,
-                () -> DLPackImport.callDeleter(deleter, self));
+        DLPackImport.Deleter call = new DLPackImport.Deleter(deleter, managed.address());
+        ReleasingAllocator allocator = ReleasingAllocator.of(HANDLER_NAME, call, traits, call);
         DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, allocator);
         long blockAddress = count == 0 ? data : base + lo;
         long allocated = count == 0 ? 0 : hi - lo + item;

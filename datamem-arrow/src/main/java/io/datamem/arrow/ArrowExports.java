@@ -3,6 +3,9 @@ package io.datamem.arrow;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.OutOfNativeMemoryException;
+import io.datamem.array.NDArray;
+import io.datamem.buffer.BufferException;
+import io.datamem.internal.ExportSlots;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -10,10 +13,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -24,42 +24,67 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Each exported struct (a parent and each of its children) carries a token of its own in
  * {@code private_data}, never its address: a consumer may move a struct before releasing it, as
- * the specification allows. The structs of one export share a {@link Shared} whose resources (the
+ * the specification allows. The token names a slot of an {@link ExportSlots} table (index and
+ * generation), which holds the struct's {@link Node}; a 1-D array's buffer table is the slot's
+ * 16-byte native block. The structs of one export share a {@link Shared} whose resources (the
  * array's pin, a copy, the native block holding children and strings) go when the last of them
- * is released. A release removes its token exactly once; a second call, a call for a struct
- * already marked released, or a foreign struct, does nothing but log.
+ * is released. A release takes its slot exactly once; a second call, a call for a struct
+ * already marked released, a stale or forged token, or a foreign struct, does nothing but log.
  */
 final class ArrowExports {
 
     private static final System.Logger LOG = System.getLogger("io.datamem.arrow.ArrowCData");
 
-    /** The resources of one export, freed when its last struct is released. */
+    /** The resources of one export side (schema or array), freed when its last struct is released. */
     static final class Shared {
-        private final AtomicInteger structs = new AtomicInteger();
-        private final Runnable release;
+        private final AtomicInteger structs;
+        private final NDArray.Pin pin;
+        private final NDArray copy;
+        private final MemorySegment block;
 
-        Shared(Runnable release) {
-            this.release = release;
-        }
-
-        void retain() {
-            structs.incrementAndGet();
+        /**
+         * @param structs how many structs share it (each releases it once)
+         * @param pin     the array's pin, or null
+         * @param copy    the copy exported, or null
+         * @param block   the native block of children and strings, or null
+         */
+        Shared(int structs, NDArray.Pin pin, NDArray copy, MemorySegment block) {
+            this.structs = new AtomicInteger(structs);
+            this.pin = pin;
+            this.copy = copy;
+            this.block = block;
         }
 
         void releaseOne() {
             if (structs.decrementAndGet() == 0) {
-                release.run();
+                try {
+                    if (pin != null) {
+                        pin.close();
+                    }
+                    if (copy != null) {
+                        copy.close();
+                    }
+                } finally {
+                    if (block != null) {
+                        free(block);
+                    }
+                }
             }
         }
     }
 
-    /** One exported struct: its export, and the addresses at which its children were written. */
-    record Node(Shared shared, List<Long> children, boolean schema) {
+    /** One exported struct: its export side, and the address at which its child was written (0: none). */
+    record Node(Shared shared, long child, boolean schema) {
     }
 
-    private static final ConcurrentHashMap<Long, Node> LIVE = new ConcurrentHashMap<>();
-    private static final AtomicLong TOKENS = new AtomicLong();
-    private static final AtomicLong EXPORTS = new AtomicLong();
+    /**
+     * The live structs: slabs of 256 slots with a 16-byte block each (a 1-D array's buffer table),
+     * at most 4,096 slabs (a million live structs).
+     */
+    static final ExportSlots SLOTS = new ExportSlots(16, 8, 4096);
+
+    /** The structs an import moved a producer's {@code ArrowArray} into (80 bytes each). */
+    static final ExportSlots MOVED = new ExportSlots(80, 8, 256);
 
     /** {@code void (*release)(struct ArrowSchema*)}. */
     static final MemorySegment RELEASE_SCHEMA;
@@ -84,30 +109,29 @@ final class ArrowExports {
     }
 
     /**
-     * Registers one struct of an export and returns the token to write into its
-     * {@code private_data}.
+     * Registers one struct and returns the token to write into its {@code private_data}.
+     *
+     * @throws BufferException if a million structs are live already
      */
-    static long register(Shared shared, List<Long> children, boolean schema) {
-        long token = TOKENS.incrementAndGet();
-        shared.retain();
-        LIVE.put(token, new Node(shared, children, schema));
+    static long register(Shared shared, long child, boolean schema) {
+        long token = SLOTS.acquire(new Node(shared, child, schema));
+        if (token == -1) {
+            throw new BufferException("too many live Arrow exports: " + SLOTS.capacity() + " structs are not"
+                    + " released yet (does the consumer call release?)");
+        }
         return token;
     }
 
-    /** Counts an export as outstanding until its shared resources go. */
-    static Runnable counted(Runnable release) {
-        EXPORTS.incrementAndGet();
-        return () -> {
-            try {
-                release.run();
-            } finally {
-                EXPORTS.decrementAndGet();
-            }
-        };
+    /** Gives back a token {@link #register} returned, for an export that failed before it was handed out. */
+    static void unregister(long token) {
+        SLOTS.release(token);
     }
 
+    /** The export sides whose resources are not released yet. */
     static long outstanding() {
-        return EXPORTS.get();
+        java.util.Set<Shared> live = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        SLOTS.forEachLive(h -> live.add(((Node) h).shared()));
+        return live.size();
     }
 
     /** Native memory for the structs, buffer tables and strings of an export. */
@@ -136,7 +160,8 @@ final class ArrowExports {
         release(self, false);
     }
 
-    private static void release(MemorySegment self, boolean schema) {
+    /** What the callbacks do; called directly for structs datamem exported and imports back. Throws nothing. */
+    static void release(MemorySegment self, boolean schema) {
         try {
             if (self.address() == 0) {
                 LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback called with NULL; ignored");
@@ -168,21 +193,19 @@ final class ArrowExports {
             return;
         }
         long token = s.get(JAVA_LONG, privateOffset);
-        Node node = LIVE.remove(token);
-        if (node == null || node.schema() != schema) {
-            if (node != null) {
-                LIVE.put(token, node);
-            }
+        Node node = SLOTS.peek(token) instanceof Node n && n.schema() == schema && SLOTS.release(token) != null
+                ? n : null;
+        if (node == null) {
             LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback called for 0x"
                     + Long.toHexString(address) + ", which is not a live " + (schema ? "ArrowSchema" : "ArrowArray")
                     + " datamem exported (a second call, or a foreign struct); ignored");
             return;
         }
         try {
-            for (long child : node.children()) {
-                MemorySegment c = MemorySegment.ofAddress(child).reinterpret(size);
+            if (node.child() != 0) {
+                MemorySegment c = MemorySegment.ofAddress(node.child()).reinterpret(size);
                 if (c.get(JAVA_LONG, releaseOffset) != 0) {   // not moved away by the consumer
-                    releaseStruct(child, schema);
+                    releaseStruct(node.child(), schema);
                 }
             }
         } finally {
