@@ -56,6 +56,7 @@ public final class BufferRequest {
     private long[] strides;   // resolved by validate(): the given ones, or C order
     private long len;         // resolved by validate()
     private boolean validated; // validate() passed, and nothing changed since
+    private boolean copied;    // shape and givenStrides are this request's own copies (made by fill())
 
     private BufferRequest(Object exporter, int flags) {
         this.exporter = exporter;
@@ -138,7 +139,10 @@ public final class BufferRequest {
 
     /**
      * Says where the elements are: the address of element {@code [0, ..., 0]}, the length of each
-     * axis and the byte stride of each axis (negative strides allowed).
+     * axis and the byte stride of each axis (negative strides allowed). The arrays are kept, not
+     * copied: {@link #validate()} reads them, and {@link #fill()} copies them for the view (which
+     * then validates and keeps those copies), so the caller must not change them until it has
+     * filled the view.
      *
      * @param bufAddress  the address of element {@code [0, ..., 0]}, the view's {@code buf}
      * @param shape       the length of each axis, none for a 0-dimensional buffer
@@ -165,8 +169,9 @@ public final class BufferRequest {
                     + shape.length + ", one per axis)");
         }
         this.address = bufAddress;
-        this.shape = shape.clone();
-        this.givenStrides = byteStrides == null ? null : byteStrides.clone();
+        this.shape = shape;
+        this.givenStrides = byteStrides;
+        this.copied = false;
         this.validated = false;
         return this;
     }
@@ -267,6 +272,13 @@ public final class BufferRequest {
      * @throws IllegalArgumentException if {@code len} overflows a {@code long}, as {@link #validate()}
      */
     public BufferView.Builder fill() {
+        if (!copied && shape != null) {
+            // The view's own arrays, validated as they are: nothing the caller does later changes them
+            shape = shape.clone();
+            givenStrides = givenStrides == null ? null : givenStrides.clone();
+            copied = true;
+            validated = false;
+        }
         if (!validated) {
             validate();
         }

@@ -139,6 +139,9 @@ public final class DLPack {
     private static final long VERSIONED_TENSOR_OFFSET =
             DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
 
+    /** The traits of imported host memory, by log2 of its alignment (see {@link #importTraits}). */
+    private static final MemoryTraits[] CPU_TRAITS = new MemoryTraits[64];
+
     private DLPack() {
     }
 
@@ -775,6 +778,18 @@ public final class DLPack {
     }
 
     private static MemoryTraits importTraits(DeviceType type, int deviceId, long block) {
+        if (type == DeviceType.CPU && deviceId == 0) {
+            // Host memory: the traits differ only by alignment, made once for each (immutable, so
+            // a racy first publication is safe).
+            long alignment = Checks.alignmentOf(block);
+            int k = Long.numberOfTrailingZeros(alignment);
+            MemoryTraits cached = CPU_TRAITS[k];
+            if (cached == null) {
+                cached = new MemoryTraits(MemoryKind.HOST, Device.CPU, true, alignment, Libc.pageSize());
+                CPU_TRAITS[k] = cached;
+            }
+            return cached;
+        }
         Device device = new Device(type, deviceId);
         MemoryKind kind = switch (type) {
             case CPU -> MemoryKind.HOST;

@@ -365,9 +365,8 @@ public final class ArrowCData {
                 tokens[taken++] = token;
                 tokens[taken++] = ArrowExports.register(new ArrowExports.Shared(1, null, null, null), 0, true);
                 long buffers = ArrowExports.SLOTS.address(token);
-                MemorySegment table = MemorySegment.ofAddress(buffers).reinterpret(16);
-                table.set(JAVA_LONG, 0, 0);
-                table.set(JAVA_LONG, 8, data);
+                ArrowExports.RAW.set(JAVA_LONG, buffers, 0);
+                ArrowExports.RAW.set(JAVA_LONG, buffers + 8, data);
                 fillArray(a, length, 2, 0, buffers, 0, token);
                 fillSchema(s, STATIC_FORMATS.get(dtype), EMPTY_NAME, 0, 0, 0, tokens[1]);
             } else {
@@ -775,9 +774,8 @@ public final class ArrowCData {
         long nChildren = s.get(JAVA_LONG, S_N_CHILDREN);
         if (formatAddress != 0 && nChildren == 0) {
             // The common case, a one-character primitive format, read without making a String.
-            MemorySegment f = MemorySegment.ofAddress(formatAddress).reinterpret(2);
-            byte c = f.get(JAVA_BYTE, 0);
-            if (c > 0 && f.get(JAVA_BYTE, 1) == 0 && BY_FORMAT_CHAR[c] != null) {
+            byte c = ArrowExports.RAW.get(JAVA_BYTE, formatAddress);
+            if (c > 0 && ArrowExports.RAW.get(JAVA_BYTE, formatAddress + 1) == 0 && BY_FORMAT_CHAR[c] != null) {
                 return new Described(BY_FORMAT_CHAR[c], 0, null);
             }
         }
@@ -907,7 +905,7 @@ public final class ArrowCData {
     }
 
     private static long buffer(MemorySegment a, int i) {
-        return MemorySegment.ofAddress(a.get(JAVA_LONG, A_BUFFERS)).reinterpret(8L * (i + 1)).get(JAVA_LONG, 8L * i);
+        return ArrowExports.RAW.get(JAVA_LONG, a.get(JAVA_LONG, A_BUFFERS) + 8L * i);
     }
 
     private static MemoryTraits importTraits(Device device, long block) {

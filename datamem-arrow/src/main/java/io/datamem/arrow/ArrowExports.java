@@ -83,6 +83,13 @@ final class ArrowExports {
      */
     static final ExportSlots SLOTS = new ExportSlots(16, 8, 4096);
 
+    /**
+     * All of memory as one segment, to read and write structs at raw addresses on the hot paths
+     * without making a segment per access (a segment that escapes an un-inlined call is an
+     * allocation). As unchecked as the {@code reinterpret} it replaces.
+     */
+    static final MemorySegment RAW = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     /** The structs an import moved a producer's {@code ArrowArray} into (80 bytes each). */
     static final ExportSlots MOVED = new ExportSlots(80, 8, 256);
 
@@ -162,16 +169,21 @@ final class ArrowExports {
 
     /** What the callbacks do; called directly for structs datamem exported and imports back. Throws nothing. */
     static void release(MemorySegment self, boolean schema) {
+        releaseAt(self.address(), schema);
+    }
+
+    /** {@link #release(MemorySegment, boolean)} of a struct at an address. Throws nothing. */
+    static void releaseAt(long self, boolean schema) {
         try {
-            if (self.address() == 0) {
+            if (self == 0) {
                 LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback called with NULL; ignored");
                 return;
             }
-            releaseStruct(self.address(), schema);
+            releaseStruct(self, schema);
         } catch (Throwable t) {
             try {
                 LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback failed for 0x"
-                        + Long.toHexString(self.address()), t);
+                        + Long.toHexString(self), t);
             } catch (Throwable ignored) {
                 // Nothing can be done: never let anything reach the native caller.
             }
@@ -183,16 +195,15 @@ final class ArrowExports {
      * then marks it released and drops its share of the export.
      */
     static void releaseStruct(long address, boolean schema) {
-        long size = schema ? ArrowCData.ARROW_SCHEMA.byteSize() : ArrowCData.ARROW_ARRAY.byteSize();
         long releaseOffset = schema ? 56 : 64;
         long privateOffset = schema ? 64 : 72;
-        MemorySegment s = MemorySegment.ofAddress(address).reinterpret(size);
-        if (s.get(JAVA_LONG, releaseOffset) == 0) {
+        MemorySegment s = RAW;
+        if (s.get(JAVA_LONG, address + releaseOffset) == 0) {
             LOG.log(System.Logger.Level.WARNING, "datamem: Arrow release callback called for 0x"
                     + Long.toHexString(address) + ", already marked released; ignored");
             return;
         }
-        long token = s.get(JAVA_LONG, privateOffset);
+        long token = s.get(JAVA_LONG, address + privateOffset);
         Node node = SLOTS.peek(token) instanceof Node n && n.schema() == schema && SLOTS.release(token) != null
                 ? n : null;
         if (node == null) {
@@ -203,14 +214,13 @@ final class ArrowExports {
         }
         try {
             if (node.child() != 0) {
-                MemorySegment c = MemorySegment.ofAddress(node.child()).reinterpret(size);
-                if (c.get(JAVA_LONG, releaseOffset) != 0) {   // not moved away by the consumer
+                if (RAW.get(JAVA_LONG, node.child() + releaseOffset) != 0) {   // not moved away by the consumer
                     releaseStruct(node.child(), schema);
                 }
             }
         } finally {
-            s.set(ADDRESS, releaseOffset, MemorySegment.NULL);
-            s.set(JAVA_LONG, privateOffset, 0);
+            s.set(JAVA_LONG, address + releaseOffset, 0);
+            s.set(JAVA_LONG, address + privateOffset, 0);
             node.shared().releaseOne();
         }
     }

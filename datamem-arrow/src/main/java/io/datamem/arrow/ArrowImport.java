@@ -66,11 +66,11 @@ final class ArrowImport {
         }
         // A struct datamem exported, back in this JVM: the same function, without the crossing.
         if (release.address() == ArrowExports.RELEASE_ARRAY.address()) {
-            ArrowExports.release(MemorySegment.ofAddress(struct.address()), false);
+            ArrowExports.releaseAt(struct.address(), false);
             return;
         }
         if (release.address() == ArrowExports.RELEASE_SCHEMA.address()) {
-            ArrowExports.release(MemorySegment.ofAddress(struct.address()), true);
+            ArrowExports.releaseAt(struct.address(), true);
             return;
         }
         try {

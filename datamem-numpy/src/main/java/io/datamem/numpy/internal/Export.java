@@ -226,7 +226,7 @@ public final class Export {
             sizeMismatches.incrementAndGet();
         }
         try {
-            allocator.free(MemorySegment.ofAddress(address), recorded);
+            allocator.free(ptr, recorded);   // the upcall's own segment: its address, zero length
         } finally {
             if (closed) {
                 updateRegistration();
@@ -270,7 +270,7 @@ public final class Export {
             }
             return refused(function + "(" + byteSize + ")");
         }
-        return MemorySegment.ofAddress(address);
+        return block;   // its address is what C gets: no segment of our own to make
     }
 
     private MemorySegment refused(String call) {
