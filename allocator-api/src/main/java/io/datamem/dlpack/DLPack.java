@@ -139,6 +139,15 @@ public final class DLPack {
     private static final long VERSIONED_TENSOR_OFFSET =
             DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
 
+    /** The built-in dtypes, and their DLPack {@code (code, bits, lanes)} packed by {@link #dtypeKey}, in the same order. */
+    private static final DType[] BUILTINS = DType.builtins().toArray(DType[]::new);
+    private static final int[] BUILTIN_KEYS = java.util.Arrays.stream(BUILTINS)
+            .mapToInt(d -> dtypeKey(d.dlpackCode(), d.dlpackBits(), d.dlpackLanes())).toArray();
+
+    private static int dtypeKey(int code, int bits, int lanes) {
+        return (code & 0xFF) << 24 | (bits & 0xFF) << 16 | (lanes & 0xFFFF);
+    }
+
     /** The traits of imported host memory, by log2 of its alignment (see {@link #importTraits}). */
     private static final MemoryTraits[] CPU_TRAITS = new MemoryTraits[64];
 
@@ -277,8 +286,10 @@ public final class DLPack {
             throw new BufferException("cannot export read-only " + array + " as a legacy DLManagedTensor, which"
                     + " cannot say read-only: the consumer must ask for DLPack >= 1.0 (max_version), or a copy");
         }
+        long[] shape = copy ? null : array.shape();       // copies: read once, passed on to write
+        long[] strides = copy ? null : array.strides();
         if (!copy) {
-            checkStrides(array, array.shape(), array.strides());
+            checkStrides(array, shape, strides);
         }
         synchronize(array, block, interchange, exported, options.stream(), copy);
         NDArray.Pin view = null;
@@ -302,7 +313,8 @@ public final class DLPack {
             long sharedAddress = copy ? owned.address() : elementZero;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
                     | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
-            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned);
+            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned,
+                    copy ? owned.shape() : shape, copy ? owned.strides() : strides);
         } catch (RuntimeException | Error e) {
             if (owned != null) {
                 owned.close();
@@ -447,9 +459,7 @@ public final class DLPack {
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
     static MemorySegment write(NDArray shared, long sharedAddress, Device device, DLPackVersion version, boolean versioned,
-                               long flags, NDArray.Pin view, NDArray owned) {
-        long[] shape = shared.shape();
-        long[] byteStrides = shared.strides();
+                               long flags, NDArray.Pin view, NDArray owned, long[] shape, long[] byteStrides) {
         int ndim = shape.length;
         long item = shared.dtype().itemSize();
         long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();
@@ -741,9 +751,10 @@ public final class DLPack {
 
     /** The datamem dtype of a DLPack {@code (code, bits, lanes)}, as {@link #fromDLPack} reads it. */
     static Optional<DType> lookupDtype(int code, int bits, int lanes) {
-        for (DType d : DType.builtins()) {
-            if (d.dlpackCode() == code && d.dlpackBits() == bits && d.dlpackLanes() == lanes) {
-                return Optional.of(d);
+        int key = dtypeKey(code, bits, lanes);
+        for (int i = 0; i < BUILTIN_KEYS.length; i++) {
+            if (BUILTIN_KEYS[i] == key) {
+                return Optional.of(BUILTINS[i]);
             }
         }
         Optional<DType> custom = CustomDTypes.ofDlpack(code, bits, lanes);
