@@ -185,6 +185,25 @@ public final class ArrowCData {
         return Map.copyOf(m);
     }
 
+    /** The dtypes of {@link #FORMATS} and their static C strings, in the same order. */
+    private static final DType[] FORMAT_DTYPES = FORMATS.keySet().toArray(DType[]::new);
+    private static final long[] FORMAT_ADDRESSES = java.util.Arrays.stream(FORMAT_DTYPES)
+            .mapToLong(d -> STATIC_FORMATS.get(d)).toArray();
+
+    /**
+     * The static C string of a dtype's format, or 0 if Arrow has none: found by identity first (a
+     * record's {@code hashCode} hashes every field, names included), then by equality.
+     */
+    private static long staticFormat(DType dtype) {
+        for (int i = 0; i < FORMAT_DTYPES.length; i++) {
+            if (FORMAT_DTYPES[i] == dtype) {
+                return FORMAT_ADDRESSES[i];
+            }
+        }
+        Long address = STATIC_FORMATS.get(dtype);
+        return address == null ? 0 : address;
+    }
+
     private static DType[] byFormatChar() {
         DType[] table = new DType[128];
         for (Map.Entry<DType, String> e : FORMATS.entrySet()) {
@@ -286,7 +305,8 @@ public final class ArrowCData {
         MemorySegment s = struct(schema, ARROW_SCHEMA, "schema");
         MemorySegment a = struct(out, device ? ARROW_DEVICE_ARRAY : ARROW_ARRAY, "out");
         DType dtype = array.dtype();
-        if (!FORMATS.containsKey(dtype)) {
+        long staticFormat = staticFormat(dtype);
+        if (staticFormat == 0) {
             throw new BufferException("dtype " + dtype + " of " + array + " has no Arrow type (datamem exports "
                     + FORMATS.keySet() + ")");
         }
@@ -305,7 +325,7 @@ public final class ArrowCData {
         NDArray.Pin pin = array.pin();
         boolean kept = false;
         try {
-            kept = exportPinned(array, s, a, device, dtype, listSize, pin);
+            kept = exportPinned(array, s, a, device, staticFormat, listSize, pin);
         } finally {
             if (!kept) {
                 pin.close();
@@ -315,7 +335,7 @@ public final class ArrowCData {
 
     /** The export proper, with the array pinned; true if the export keeps {@code pin}. */
     private static boolean exportPinned(NDArray array, MemorySegment s, MemorySegment a, boolean deviceExport,
-                                        DType dtype, long listSize, NDArray.Pin pin) {
+                                        long format, long listSize, NDArray.Pin pin) {
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(array.address() - array.byteOffset());
         DeviceInterchange interchange = traits.interchange();
@@ -368,7 +388,7 @@ public final class ArrowCData {
                 ArrowExports.RAW.set(JAVA_LONG, buffers, 0);
                 ArrowExports.RAW.set(JAVA_LONG, buffers + 8, data);
                 fillArray(a, length, 2, 0, buffers, 0, token);
-                fillSchema(s, STATIC_FORMATS.get(dtype), EMPTY_NAME, 0, 0, 0, tokens[1]);
+                fillSchema(s, format, EMPTY_NAME, 0, 0, 0, tokens[1]);
             } else {
                 // The array side: buffer tables and the child, in one block.
                 arrayBlock = ArrowExports.malloc(8 + 8 + ARROW_ARRAY.byteSize() + 16);
@@ -390,7 +410,7 @@ public final class ArrowCData {
                 tokens[taken++] = ArrowExports.register(schemaShared, 0, true);
                 // Nothing fails from here on.
                 writeTensorArray(a, arrayBlock, child, tokens[0], tokens[1], length, listSize, data);
-                writeTensorSchema(s, schemaBlock, childSchema, tokens[2], tokens[3], STATIC_FORMATS.get(dtype),
+                writeTensorSchema(s, schemaBlock, childSchema, tokens[2], tokens[3], format,
                         fmt, metadata);
             }
             if (deviceExport) {
@@ -740,6 +760,25 @@ public final class ArrowCData {
             ArrowImport.callRelease(a, A_RELEASE);
             ArrowImport.callRelease(s, S_RELEASE);
             return out.asReadOnly();
+        }
+        long taken = ArrowExports.liveArrayToken(a.address());
+        if (taken != -1) {
+            // An array datamem exported, back in this JVM: taken over instead of moved. The caller's
+            // struct is marked released; the import releases the export by its token.
+            a.set(JAVA_LONG, A_RELEASE, 0);
+            NDArray imported;
+            try {
+                ArrowImport.Taken release = new ArrowImport.Taken(taken);
+                DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, ReleasingAllocator.of(HANDLER_NAME,
+                        release, traits, release));
+                imported = NDArray.adopt(handler, MemorySegment.ofAddress(data), count == 0 ? 0 : endByte, dtype,
+                        shape, null, count == 0 ? 0 : firstByte, true);
+            } catch (RuntimeException | Error e) {
+                a.set(ADDRESS, A_RELEASE, ArrowExports.RELEASE_ARRAY);   // the struct is the caller's again
+                throw e;
+            }
+            ArrowImport.callRelease(s, S_RELEASE);
+            return imported;
         }
         // The struct is moved into one of ours: a slot of a table of 80-byte blocks (no malloc), or
         // a block of its own when the table is full.

@@ -213,15 +213,60 @@ final class ArrowExports {
             return;
         }
         try {
-            if (node.child() != 0) {
-                if (RAW.get(JAVA_LONG, node.child() + releaseOffset) != 0) {   // not moved away by the consumer
-                    releaseStruct(node.child(), schema);
-                }
-            }
+            releaseChild(node, schema);
         } finally {
             s.set(JAVA_LONG, address + releaseOffset, 0);
             s.set(JAVA_LONG, address + privateOffset, 0);
             node.shared().releaseOne();
+        }
+    }
+
+    /** Releases a node's child, unless the consumer moved it away (its release is then NULL here). */
+    private static void releaseChild(Node node, boolean schema) {
+        if (node.child() != 0 && RAW.get(JAVA_LONG, node.child() + (schema ? 56 : 64)) != 0) {
+            releaseStruct(node.child(), schema);
+        }
+    }
+
+    /**
+     * The token of the {@code ArrowArray} at {@code address} if it is one datamem exported and not
+     * yet released (its {@code release} is ours and its token a live array's), else -1: what an
+     * import of our own export checks to take the struct over instead of moving it.
+     */
+    static long liveArrayToken(long address) {
+        if (RAW.get(JAVA_LONG, address + 64) != RELEASE_ARRAY.address()) {
+            return -1;
+        }
+        long token = RAW.get(JAVA_LONG, address + 72);
+        return SLOTS.peek(token) instanceof Node n && !n.schema() ? token : -1;
+    }
+
+    /**
+     * Releases an {@code ArrowArray} datamem exported by its token alone: what an import that took
+     * the struct over runs once, where it would otherwise call the moved struct's release. Exactly
+     * once with any release of a copy of the struct (the slot decides). Throws nothing.
+     */
+    static void releaseToken(long token) {
+        try {
+            Node node = SLOTS.peek(token) instanceof Node n && !n.schema() && SLOTS.release(token) != null
+                    ? n : null;
+            if (node == null) {
+                LOG.log(System.Logger.Level.ERROR, "datamem: Arrow array taken over by an import was released"
+                        + " already (its struct was released through a copy); ignored");
+                return;
+            }
+            try {
+                releaseChild(node, false);
+            } finally {
+                node.shared().releaseOne();
+            }
+        } catch (Throwable t) {
+            try {
+                LOG.log(System.Logger.Level.ERROR, "datamem: release of an Arrow array taken over by an import"
+                        + " failed", t);
+            } catch (Throwable ignored) {
+                // nothing may escape
+            }
         }
     }
 }

@@ -21,6 +21,28 @@ final class ArrowImport {
     }
 
     /**
+     * What an imported array's allocator runs once when the import took over an {@code ArrowArray}
+     * datamem exported (no move): the release by its token; and, for messages, what it releases.
+     */
+    static final class Taken implements Runnable, java.util.function.Supplier<String> {
+        private final long token;
+
+        Taken(long token) {
+            this.token = token;
+        }
+
+        @Override
+        public void run() {
+            ArrowExports.releaseToken(token);
+        }
+
+        @Override
+        public String get() {
+            return "the Arrow array it imported (one datamem exported), through its release";
+        }
+    }
+
+    /**
      * What an imported array's allocator runs once: the release callback of the struct the
      * producer's {@code ArrowArray} was moved into, then gives that struct back; and, for messages,
      * what it releases. One object for both, made per import.

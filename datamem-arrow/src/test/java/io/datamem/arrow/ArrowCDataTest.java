@@ -56,6 +56,33 @@ class ArrowCDataTest {
             .downcallHandle(java.lang.foreign.FunctionDescriptor.ofVoid(ADDRESS));
 
     @Test
+    void anImportOfItsOwnExportTakesTheStructOverAndReleasesItOnce() throws Throwable {
+        try (NDArray a = NDArray.zeros(DType.FLOAT64, 4)) {
+            MemorySegment schema = arena.allocate(ArrowCData.ARROW_SCHEMA);
+            MemorySegment array = arena.allocate(ArrowCData.ARROW_ARRAY);
+            ArrowCData.exportArray(a, schema, array);
+            try (NDArray back = ArrowCData.importArray(schema, array)) {
+                assertEquals(a.address(), back.address(), "zero-copy");
+                assertEquals(0, array.get(JAVA_LONG, 64), "the caller's struct is marked released");
+                assertEquals(0, schema.get(JAVA_LONG, 56), "the schema is released");
+                assertEquals(1, ArrowCData.outstandingExports(), "the array's export is held by the import");
+                assertThrows(IllegalStateException.class, a::close, "the array is still pinned");
+            }
+            assertEquals(0, ArrowCData.outstandingExports(), "closing the import released the export");
+
+            // a copy of the struct released behind the import's back: the export goes once
+            ArrowCData.exportArray(a, schema, array);
+            MemorySegment copy = arena.allocate(ArrowCData.ARROW_ARRAY);
+            MemorySegment.copy(array, 0, copy, 0, ArrowCData.ARROW_ARRAY.byteSize());
+            NDArray back = ArrowCData.importArray(schema, array);
+            CALL_RELEASE.invokeExact(copy.get(ADDRESS, 64), copy);
+            assertEquals(0, ArrowCData.outstandingExports());
+            back.close();   // logged, nothing released twice
+            assertEquals(0, ArrowCData.outstandingExports());
+        }
+    }
+
+    @Test
     void releasesRacingOnOneStructReleaseItOnceAndForgedTokensNothing() throws Throwable {
         try (NDArray a = NDArray.zeros(DType.FLOAT64, 8)) {
             MemorySegment schema = arena.allocate(ArrowCData.ARROW_SCHEMA);
