@@ -377,13 +377,13 @@ public final class ArrowCData {
                 view = pin;
             }
             long data = array.size() == 0 ? EMPTY.address() : owned != null ? owned.address() : array.address();
-            ArrowExports.Shared arrayShared = new ArrowExports.Shared(tensor ? 2 : 1, view, owned, null);
+            ArrowExports.Shared arrayShared = new ArrowExports.Shared(tensor ? 2 : 1, false, view, owned, null);
             if (!tensor) {
                 // A 1-D array: the buffer table is the array slot's block; the schema's strings are
                 // the static ones. Nothing is allocated but the two slots.
                 long token = ArrowExports.register(arrayShared, 0, false);
                 tokens[taken++] = token;
-                tokens[taken++] = ArrowExports.register(new ArrowExports.Shared(1, null, null, null), 0, true);
+                tokens[taken++] = ArrowExports.register(new ArrowExports.Shared(1, true, null, null, null), 0, true);
                 long buffers = ArrowExports.SLOTS.address(token);
                 ArrowExports.RAW.set(JAVA_LONG, buffers, 0);
                 ArrowExports.RAW.set(JAVA_LONG, buffers + 8, data);
@@ -392,7 +392,7 @@ public final class ArrowCData {
             } else {
                 // The array side: buffer tables and the child, in one block.
                 arrayBlock = ArrowExports.malloc(8 + 8 + ARROW_ARRAY.byteSize() + 16);
-                arrayShared = new ArrowExports.Shared(2, view, owned, arrayBlock);
+                arrayShared = new ArrowExports.Shared(2, false, view, owned, arrayBlock);
                 // The schema side: strings, metadata and the child.
                 byte[] fmt = cString("+w:" + listSize);
                 byte[] metadata = ArrowMetadata.encode(Map.of(EXTENSION_NAME, FIXED_SHAPE_TENSOR,
@@ -400,7 +400,7 @@ public final class ArrowCData {
                                 array.ndim()))));
                 long schemaBytes = fmt.length + 8 + 8 + ARROW_SCHEMA.byteSize() + metadata.length;
                 schemaBlock = ArrowExports.malloc(align8(schemaBytes));
-                ArrowExports.Shared schemaShared = new ArrowExports.Shared(2, null, null, schemaBlock);
+                ArrowExports.Shared schemaShared = new ArrowExports.Shared(2, true, null, null, schemaBlock);
                 MemorySegment child = arrayBlock.asSlice(16, ARROW_ARRAY.byteSize());
                 MemorySegment childSchema = schemaBlock.asSlice(8, ARROW_SCHEMA.byteSize());
                 // the parents' nodes name their children, released with them unless moved away

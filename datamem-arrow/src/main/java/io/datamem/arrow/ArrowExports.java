@@ -13,7 +13,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -35,28 +35,75 @@ final class ArrowExports {
 
     private static final System.Logger LOG = System.getLogger("io.datamem.arrow.ArrowCData");
 
+    /**
+     * One exported struct: its export side, the address at which its child was written (0: none),
+     * and whether it is a schema. A struct without a child that is its side's only struct (a 1-D
+     * export's schema and array) is registered as its {@link Shared} itself, one object less.
+     */
+    static class Node {
+        private final Shared shared;
+        private final long child;
+        private final boolean schema;
+
+        Node(Shared shared, long child, boolean schema) {
+            this.shared = shared;
+            this.child = child;
+            this.schema = schema;
+        }
+
+        Shared shared() {
+            return shared;
+        }
+
+        long child() {
+            return child;
+        }
+
+        boolean schema() {
+            return schema;
+        }
+    }
+
     /** The resources of one export side (schema or array), freed when its last struct is released. */
-    static final class Shared {
-        private final AtomicInteger structs;
+    static final class Shared extends Node {
+        private static final VarHandle STRUCTS;
+
+        static {
+            try {
+                STRUCTS = MethodHandles.lookup().findVarHandle(Shared.class, "structs", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        @SuppressWarnings("unused") // through STRUCTS
+        private volatile int structs;
         private final NDArray.Pin pin;
         private final NDArray copy;
         private final MemorySegment block;
 
         /**
          * @param structs how many structs share it (each releases it once)
+         * @param schema  whether it is a schema's side (what it is as a {@link Node})
          * @param pin     the array's pin, or null
          * @param copy    the copy exported, or null
          * @param block   the native block of children and strings, or null
          */
-        Shared(int structs, NDArray.Pin pin, NDArray copy, MemorySegment block) {
-            this.structs = new AtomicInteger(structs);
+        Shared(int structs, boolean schema, NDArray.Pin pin, NDArray copy, MemorySegment block) {
+            super(null, 0, schema);
+            this.structs = structs;
             this.pin = pin;
             this.copy = copy;
             this.block = block;
         }
 
+        @Override
+        Shared shared() {
+            return this;
+        }
+
         void releaseOne() {
-            if (structs.decrementAndGet() == 0) {
+            if ((int) STRUCTS.getAndAdd(this, -1) == 1) {
                 try {
                     if (pin != null) {
                         pin.close();
@@ -71,10 +118,6 @@ final class ArrowExports {
                 }
             }
         }
-    }
-
-    /** One exported struct: its export side, and the address at which its child was written (0: none). */
-    record Node(Shared shared, long child, boolean schema) {
     }
 
     /**
@@ -121,7 +164,8 @@ final class ArrowExports {
      * @throws BufferException if a million structs are live already
      */
     static long register(Shared shared, long child, boolean schema) {
-        long token = SLOTS.acquire(new Node(shared, child, schema));
+        long token = SLOTS.acquire(child == 0 && shared.schema() == schema && shared.structs == 1 ? shared
+                : new Node(shared, child, schema));
         if (token == -1) {
             throw new BufferException("too many live Arrow exports: " + SLOTS.capacity() + " structs are not"
                     + " released yet (does the consumer call release?)");
