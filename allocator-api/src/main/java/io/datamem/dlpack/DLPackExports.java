@@ -22,7 +22,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  *
  * <p>Each live export is held strongly here (its pin holds the array's memory, or it owns
  * a copy) until the consumer calls the deleter, which removes it exactly once: a second call for
- * the same tensor finds nothing and is logged, never a double release.
+ * the same tensor finds nothing and is logged, never a double release. A tensor of up to 11 axes
+ * lives in a block of the export table {@link #SLOTS}, found from the deleter's {@code self} by
+ * address arithmetic alone; a larger one in a malloc'd block and an entry of {@link #LIVE}.
  */
 final class DLPackExports {
 
