@@ -14,7 +14,7 @@ module io.datamem.api {
     exports io.datamem.format;
     exports io.datamem.usm;
     exports io.datamem.spi;
-    exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl;
+    exports io.datamem.internal to io.datamem.impl, io.datamem.cuda, io.datamem.sycl, io.datamem.arrow;
 
     uses io.datamem.spi.DataMemProvider;
     uses io.datamem.internal.HandlerRegistry;

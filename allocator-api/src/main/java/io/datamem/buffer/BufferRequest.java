@@ -55,6 +55,8 @@ public final class BufferRequest {
     private long[] givenStrides;
     private long[] strides;   // resolved by validate(): the given ones, or C order
     private long len;         // resolved by validate()
+    private boolean validated; // validate() passed, and nothing changed since
+    private boolean copied;    // shape and givenStrides are this request's own copies (made by fill())
 
     private BufferRequest(Object exporter, int flags) {
         this.exporter = exporter;
@@ -94,6 +96,7 @@ public final class BufferRequest {
      */
     public BufferRequest memory(MemoryTraits memoryTraits) {
         this.traits = Objects.requireNonNull(memoryTraits, "memoryTraits");
+        this.validated = false;
         return this;
     }
 
@@ -106,6 +109,7 @@ public final class BufferRequest {
      */
     public BufferRequest readOnly(boolean value) {
         this.readOnly = value;
+        this.validated = false;
         return this;
     }
 
@@ -129,12 +133,16 @@ public final class BufferRequest {
         this.typeName = name;
         this.format = pep3118;
         this.itemSize = itemByteSize;
+        this.validated = false;
         return this;
     }
 
     /**
      * Says where the elements are: the address of element {@code [0, ..., 0]}, the length of each
-     * axis and the byte stride of each axis (negative strides allowed).
+     * axis and the byte stride of each axis (negative strides allowed). The arrays are kept, not
+     * copied: {@link #validate()} reads them, and {@link #fill()} copies them for the view (which
+     * then validates and keeps those copies), so the caller must not change them until it has
+     * filled the view.
      *
      * @param bufAddress  the address of element {@code [0, ..., 0]}, the view's {@code buf}
      * @param shape       the length of each axis, none for a 0-dimensional buffer
@@ -161,8 +169,10 @@ public final class BufferRequest {
                     + shape.length + ", one per axis)");
         }
         this.address = bufAddress;
-        this.shape = shape.clone();
-        this.givenStrides = byteStrides == null ? null : byteStrides.clone();
+        this.shape = shape;
+        this.givenStrides = byteStrides;
+        this.copied = false;
+        this.validated = false;
         return this;
     }
 
@@ -235,6 +245,7 @@ public final class BufferRequest {
                     + " but FORMAT was requested and " + typeName + " (format " + format + ") has "
                     + itemSize + "-byte items: request ND with FORMAT, or drop FORMAT", BufferFlags.ND);
         }
+        validated = true;
     }
 
     private BufferException layout(String requested, String isNot, int flag) {
@@ -261,7 +272,16 @@ public final class BufferRequest {
      * @throws IllegalArgumentException if {@code len} overflows a {@code long}, as {@link #validate()}
      */
     public BufferView.Builder fill() {
-        validate();
+        if (!copied && shape != null) {
+            // The view's own arrays, validated as they are: nothing the caller does later changes them
+            shape = shape.clone();
+            givenStrides = givenStrides == null ? null : givenStrides.clone();
+            copied = true;
+            validated = false;
+        }
+        if (!validated) {
+            validate();
+        }
         boolean withShape = BufferFlags.requests(flags, BufferFlags.ND);
         boolean withStrides = BufferFlags.requests(flags, BufferFlags.STRIDES);
         return BufferView.builder(exporter, flags)
@@ -271,8 +291,10 @@ public final class BufferRequest {
                 .readOnly(readOnly)
                 .format(BufferFlags.requests(flags, BufferFlags.FORMAT) ? format : null)
                 .ndim(withShape ? shape.length : 1)
-                .shape(withShape && shape.length > 0 ? shape : null)
-                .strides(withStrides && shape.length > 0 ? strides : null)
+                // this request's own copies (made by layout(), or by validate() for C order), which
+                // nothing changes once validated: the view takes them without another copy
+                .layoutOwned(withShape && shape.length > 0 ? shape : null,
+                        withStrides && shape.length > 0 ? strides : null)
                 .flags(BufferFlags.requests(flags, BufferFlags.DEVICE) ? BufferFlags.DEVICE : 0);
     }
 

@@ -9,7 +9,6 @@ import java.lang.foreign.StructLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -125,7 +124,19 @@ public final class BufferView implements AutoCloseable {
     private final String device;
     private final DeviceInfo deviceInfo;
     private final Runnable releaseAction;
-    private final AtomicBoolean released = new AtomicBoolean();
+    private static final java.lang.invoke.VarHandle RELEASED;
+
+    static {
+        try {
+            RELEASED = java.lang.invoke.MethodHandles.lookup().findVarHandle(BufferView.class, "released",
+                    boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @SuppressWarnings("unused") // through RELEASED
+    private volatile boolean released;
 
     private BufferView(Builder b) {
         this.obj = b.obj;
@@ -334,7 +345,7 @@ public final class BufferView implements AutoCloseable {
      * again once every view is released. Idempotent; callable from any thread.
      */
     public void release() {
-        if (released.compareAndSet(false, true) && releaseAction != null) {
+        if (RELEASED.compareAndSet(this, false, true) && releaseAction != null) {
             releaseAction.run();
         }
     }
@@ -345,7 +356,7 @@ public final class BufferView implements AutoCloseable {
      * @return true once released
      */
     public boolean isReleased() {
-        return released.get();
+        return released;
     }
 
     /** Same as {@link #release()}, for try-with-resources. */
@@ -355,7 +366,7 @@ public final class BufferView implements AutoCloseable {
     }
 
     private void checkHeld() {
-        if (released.get()) {
+        if (released) {
             throw new IllegalStateException("this buffer view of " + obj + " was released");
         }
     }
@@ -562,7 +573,7 @@ public final class BufferView implements AutoCloseable {
         return "BufferView[" + obj + ", " + BufferFlags.describe(requestFlags) + ", len " + len + ", itemsize "
                 + itemSize + ", format " + format + ", shape " + Arrays.toString(shape) + ", strides "
                 + Arrays.toString(strides) + (readOnly ? ", read-only" : "")
-                + (device != null ? ", device " + device : "") + (released.get() ? ", released" : "") + "]";
+                + (device != null ? ", device " + device : "") + (released ? ", released" : "") + "]";
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -784,7 +795,7 @@ public final class BufferView implements AutoCloseable {
                 throw bad("format: " + (format == null ? "null, but FORMAT was requested"
                         : "'" + format + "', but FORMAT was not requested (it must be NULL)"));
             }
-            if (format != null && !format.chars().allMatch(c -> c > 0 && c < 0x7F)) {
+            if (format != null && !isPrintableAscii(format)) {
                 throw bad("format: '" + format + "' (expected: ASCII without NUL)");
             }
             boolean wantShape = BufferFlags.requests(requestFlags, BufferFlags.ND);
@@ -845,6 +856,23 @@ public final class BufferView implements AutoCloseable {
                 throw bad("buf 0x" + Long.toHexString(address) + " lies outside the segment it spans");
             }
             return new BufferView(this);
+        }
+
+        private static boolean isPrintableAscii(String s) {
+            for (int i = 0; i < s.length(); i++) {
+                char c = s.charAt(i);
+                if (c == 0 || c >= 0x7F) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** {@link #shape} and {@link #strides} of arrays the caller made for this view alone (no copy). */
+        Builder layoutOwned(long[] lengths, long[] byteStrides) {
+            this.shape = lengths;
+            this.strides = byteStrides;
+            return this;
         }
 
         private void checkArray(String name, long[] values, boolean requested, boolean notNegative) {

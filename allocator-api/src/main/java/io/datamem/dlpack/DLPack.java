@@ -139,6 +139,18 @@ public final class DLPack {
     private static final long VERSIONED_TENSOR_OFFSET =
             DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
 
+    /** The built-in dtypes, and their DLPack {@code (code, bits, lanes)} packed by {@link #dtypeKey}, in the same order. */
+    private static final DType[] BUILTINS = DType.builtins().toArray(DType[]::new);
+    private static final int[] BUILTIN_KEYS = java.util.Arrays.stream(BUILTINS)
+            .mapToInt(d -> dtypeKey(d.dlpackCode(), d.dlpackBits(), d.dlpackLanes())).toArray();
+
+    private static int dtypeKey(int code, int bits, int lanes) {
+        return (code & 0xFF) << 24 | (bits & 0xFF) << 16 | (lanes & 0xFFFF);
+    }
+
+    /** The traits of imported host memory, by log2 of its alignment (see {@link #importTraits}). */
+    private static final MemoryTraits[] CPU_TRAITS = new MemoryTraits[64];
+
     private DLPack() {
     }
 
@@ -218,14 +230,25 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        // A shared tensor holds its own pin (NDArray.Pin), released by the deleter.
-        return array.whilePinned(() -> export(array, options, max, versioned, produced));
+        // A shared tensor keeps this pin (NDArray.Pin), released by the deleter; a copy or a failure
+        // releases it here.
+        NDArray.Pin pin = array.pin();
+        boolean kept = false;
+        try {
+            MemorySegment tensor = export(array, options, max, versioned, produced, pin);
+            kept = true;
+            return tensor;
+        } finally {
+            if (!kept) {
+                pin.close();
+            }
+        }
     }
 
     /** The export proper, with the array pinned. */
 
     private static MemorySegment export(NDArray array, DLPackOptions options, DLPackVersion max, boolean versioned,
-                                        DLPackVersion produced) {
+                                        DLPackVersion produced, NDArray.Pin pin) {
         long elementZero = array.address();
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
@@ -263,8 +286,10 @@ public final class DLPack {
             throw new BufferException("cannot export read-only " + array + " as a legacy DLManagedTensor, which"
                     + " cannot say read-only: the consumer must ask for DLPack >= 1.0 (max_version), or a copy");
         }
+        long[] shape = copy ? null : array.shape();       // copies: read once, passed on to write
+        long[] strides = copy ? null : array.strides();
         if (!copy) {
-            checkStrides(array, array.shape(), array.strides());
+            checkStrides(array, shape, strides);
         }
         synchronize(array, block, interchange, exported, options.stream(), copy);
         NDArray.Pin view = null;
@@ -280,22 +305,21 @@ public final class DLPack {
                                 + "; bind a handler of " + exported + " (or ask for dl_device (CPU, 0))");
                     }
                 }
+                pin.close();   // the copy is the tensor's: the array is free again
             } else {
-                view = array.pin();
+                view = pin;
             }
             NDArray shared = copy ? owned : array;
             long sharedAddress = copy ? owned.address() : elementZero;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
                     | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
-            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned);
+            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned,
+                    copy ? owned.shape() : shape, copy ? owned.strides() : strides);
         } catch (RuntimeException | Error e) {
-            if (view != null) {
-                view.close();
-            }
             if (owned != null) {
                 owned.close();
             }
-            throw e;
+            throw e;   // the caller releases the pin (closing it twice does nothing)
         }
     }
 
@@ -435,20 +459,29 @@ public final class DLPack {
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
     static MemorySegment write(NDArray shared, long sharedAddress, Device device, DLPackVersion version, boolean versioned,
-                               long flags, NDArray.Pin view, NDArray owned) {
-        long[] shape = shared.shape();
-        long[] byteStrides = shared.strides();
+                               long flags, NDArray.Pin view, NDArray owned, long[] shape, long[] byteStrides) {
         int ndim = shape.length;
         long item = shared.dtype().itemSize();
         long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();
         long byteSize = header + 16L * ndim;
-        DataMemAllocator meta = DataMem.builtinDefault().allocator();
-        MemorySegment raw = meta.malloc(byteSize);
-        if (raw.address() == 0) {
-            throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
+        // The struct goes in a block of the export table when it fits (no malloc, no map entry: see
+        // DLPackExports), else in a block of its own.
+        Object holder = view != null ? view : owned;
+        long token = byteSize <= DLPackExports.BLOCK_SIZE ? DLPackExports.SLOTS.acquire(holder) : -1;
+        DataMemAllocator meta = null;
+        long address;
+        if (token != -1) {
+            address = DLPackExports.SLOTS.address(token);
+        } else {
+            meta = DataMem.builtinDefault().allocator();
+            MemorySegment raw = meta.malloc(byteSize);
+            if (raw.address() == 0) {
+                throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
+            }
+            address = raw.address();
         }
-        MemorySegment m = raw.reinterpret(byteSize);
-        long id = DLPackExports.nextId();
+        MemorySegment m = MemorySegment.ofAddress(address).reinterpret(byteSize);
+        long id = token != -1 ? token : DLPackExports.nextId();
         long t = versioned ? VERSIONED_TENSOR_OFFSET : 0;
         MemorySegment shapePtr = m.asSlice(header, 8L * ndim);
         MemorySegment stridesPtr = m.asSlice(header + 8L * ndim, 8L * ndim);
@@ -477,7 +510,9 @@ public final class DLPack {
             m.set(JAVA_LONG, 48, id);
             m.set(ADDRESS, 56, DLPackExports.DELETER);
         }
-        DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
+        if (token == -1) {
+            DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
+        }
         return m;
     }
 
@@ -693,10 +728,8 @@ public final class DLPack {
         }
         boolean readOnly = (flags & FLAG_READ_ONLY) != 0;
         MemoryTraits traits = importTraits(type, deviceId, count == 0 ? data : base + lo);
-        MemorySegment self = MemorySegment.ofAddress(managed.address());
-        ReleasingAllocator allocator = ReleasingAllocator.of(HANDLER_NAME, () -> "the DLPack tensor 0x"
-                + Long.toHexString(self.address()) + " it imported, through the producer's deleter", traits,
-                () -> DLPackImport.callDeleter(deleter, self));
+        DLPackImport.Deleter call = new DLPackImport.Deleter(deleter, managed.address());
+        ReleasingAllocator allocator = ReleasingAllocator.of(HANDLER_NAME, call, traits, call);
         DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, allocator);
         long blockAddress = count == 0 ? data : base + lo;
         long allocated = count == 0 ? 0 : hi - lo + item;
@@ -718,9 +751,10 @@ public final class DLPack {
 
     /** The datamem dtype of a DLPack {@code (code, bits, lanes)}, as {@link #fromDLPack} reads it. */
     static Optional<DType> lookupDtype(int code, int bits, int lanes) {
-        for (DType d : DType.builtins()) {
-            if (d.dlpackCode() == code && d.dlpackBits() == bits && d.dlpackLanes() == lanes) {
-                return Optional.of(d);
+        int key = dtypeKey(code, bits, lanes);
+        for (int i = 0; i < BUILTIN_KEYS.length; i++) {
+            if (BUILTIN_KEYS[i] == key) {
+                return Optional.of(BUILTINS[i]);
             }
         }
         Optional<DType> custom = CustomDTypes.ofDlpack(code, bits, lanes);
@@ -755,6 +789,18 @@ public final class DLPack {
     }
 
     private static MemoryTraits importTraits(DeviceType type, int deviceId, long block) {
+        if (type == DeviceType.CPU && deviceId == 0) {
+            // Host memory: the traits differ only by alignment, made once for each (immutable, so
+            // a racy first publication is safe).
+            long alignment = Checks.alignmentOf(block);
+            int k = Long.numberOfTrailingZeros(alignment);
+            MemoryTraits cached = CPU_TRAITS[k];
+            if (cached == null) {
+                cached = new MemoryTraits(MemoryKind.HOST, Device.CPU, true, alignment, Libc.pageSize());
+                CPU_TRAITS[k] = cached;
+            }
+            return cached;
+        }
         Device device = new Device(type, deviceId);
         MemoryKind kind = switch (type) {
             case CPU -> MemoryKind.HOST;

@@ -2,6 +2,7 @@ package io.datamem.dlpack;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.array.NDArray;
+import io.datamem.internal.ExportSlots;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -21,7 +22,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  *
  * <p>Each live export is held strongly here (its pin holds the array's memory, or it owns
  * a copy) until the consumer calls the deleter, which removes it exactly once: a second call for
- * the same tensor finds nothing and is logged, never a double release.
+ * the same tensor finds nothing and is logged, never a double release. A tensor of up to 11 axes
+ * lives in a block of the export table {@link #SLOTS}, found from the deleter's {@code self} by
+ * address arithmetic alone; a larger one in a malloc'd block and an entry of {@link #LIVE}.
  */
 final class DLPackExports {
 
@@ -47,6 +50,20 @@ final class DLPackExports {
             }
         }
     }
+
+    /**
+     * The size of the export table's blocks: a {@code DLManagedTensorVersioned} (80 bytes) with
+     * shape and strides of up to 11 axes. Tensors of more axes get a block of their own (malloc)
+     * and an entry in {@link #LIVE}.
+     */
+    static final long BLOCK_SIZE = 256;
+
+    /**
+     * The export table: each live tensor that fits in {@link #BLOCK_SIZE} is written into a slot's
+     * block and holds there its pin (or its copy); the deleter finds the slot from {@code self}'s
+     * address alone. Slabs of 256 blocks (64 KiB), at most 256 of them (65,536 live tensors).
+     */
+    static final ExportSlots SLOTS = new ExportSlots(BLOCK_SIZE, 8, 256);
 
     private static final ConcurrentHashMap<Long, Export> LIVE = new ConcurrentHashMap<>();
     private static final AtomicLong IDS = new AtomicLong();
@@ -77,7 +94,16 @@ final class DLPackExports {
     }
 
     static long outstanding() {
-        return LIVE.size();
+        return LIVE.size() + SLOTS.live();
+    }
+
+    /** Releases what a tensor in the export table held: its pin, or its copy. */
+    private static void release(Object holder) {
+        if (holder instanceof NDArray.Pin pin) {
+            pin.close();
+        } else if (holder instanceof NDArray copy) {
+            copy.close();
+        }
     }
 
     /** The upcall. Nothing may escape it: an exception crossing into native code ends the JVM. */
@@ -91,6 +117,14 @@ final class DLPackExports {
      */
     static void delete(long self) {
         try {
+            long token = SLOTS.tokenAt(self);
+            if (token != -1) {
+                Object holder = SLOTS.release(token);
+                if (holder != null) {
+                    release(holder);
+                    return;
+                }
+            }
             Export export = LIVE.remove(self);
             if (export == null) {
                 LOG.log(System.Logger.Level.ERROR, "datamem: DLPack deleter called for 0x"

@@ -20,6 +20,30 @@ final class DLPackImport {
     private DLPackImport() {
     }
 
+    /**
+     * What an imported tensor's allocator runs once: its deleter, called on {@code self}; and, for
+     * messages, what it releases. One object for both, made per import.
+     */
+    static final class Deleter implements Runnable, java.util.function.Supplier<String> {
+        private final MemorySegment deleter;
+        private final long self;
+
+        Deleter(MemorySegment deleter, long self) {
+            this.deleter = deleter;
+            this.self = self;
+        }
+
+        @Override
+        public void run() {
+            callDeleter(deleter, MemorySegment.ofAddress(self));
+        }
+
+        @Override
+        public String get() {
+            return "the DLPack tensor 0x" + Long.toHexString(self) + " it imported, through the producer's deleter";
+        }
+    }
+
     static void callDeleter(MemorySegment deleter, MemorySegment managed) {
         if (deleter.address() == 0) {
             return;

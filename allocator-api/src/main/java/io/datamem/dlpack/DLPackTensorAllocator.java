@@ -187,7 +187,8 @@ public final class DLPackTensorAllocator implements AutoCloseable {
         try {
             Device exported = DLPack.dlpackDevice(array);
             long flags = DLPack.isPaddedSubByte(dtype) ? DLPack.FLAG_IS_SUBBYTE_TYPE_PADDED : 0;
-            return DLPack.write(array, array.address(), exported, DLPackVersion.CURRENT, true, flags, null, array);
+            return DLPack.write(array, array.address(), exported, DLPackVersion.CURRENT, true, flags, null, array,
+                    array.shape(), array.strides());
         } catch (RuntimeException | Error e) {
             array.close();
             throw e;

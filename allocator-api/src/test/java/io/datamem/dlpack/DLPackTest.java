@@ -233,6 +233,68 @@ class DLPackTest {
     }
 
     @Test
+    void deletersRacingOnOneTensorReleaseItOnceAndForgedPointersNothing() throws Throwable {
+        try (NDArray a = array(DType.FLOAT64, 8)) {
+            // a pointer inside a live tensor's block, or one past it: never a tensor, never read
+            MemorySegment live = DLPack.toDLPack(a, 1);
+            MemorySegment deleter = live.get(ADDRESS, 16);
+            CALL.invokeExact(deleter, MemorySegment.ofAddress(live.address() + 8));
+            CALL.invokeExact(deleter, MemorySegment.ofAddress(live.address() + 256 * 1024 * 1024L));
+            assertEquals(1, DLPack.outstandingExports(), "forged pointers released nothing");
+            CALL.invokeExact(deleter, live);
+            CALL.invokeExact(deleter, live);   // stale: logged, nothing released
+            assertEquals(0, DLPack.outstandingExports());
+
+            int threads = 4;
+            int rounds = 2000;
+            MemorySegment[] tensor = new MemorySegment[1];
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads,
+                    () -> tensor[0] = DLPack.toDLPack(a, 1));
+            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads);
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> all = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                Thread thread = new Thread(() -> {
+                    try {
+                        for (int r = 0; r < rounds; r++) {
+                            start.await();
+                            CALL.invokeExact(deleter, tensor[0]);
+                            end.await();
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                        start.reset();
+                        end.reset();
+                    }
+                });
+                all.add(thread);
+                thread.start();
+            }
+            for (Thread thread : all) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+            assertEquals(0, DLPack.outstandingExports(), "every tensor released once");
+        }   // closes: every pin was released exactly once, or close would refuse (or fail to count)
+    }
+
+    @Test
+    void aTensorTooLargeForTheExportTableGetsABlockOfItsOwn() {
+        long[] shape = new long[12];
+        java.util.Arrays.fill(shape, 1);
+        shape[11] = 3;
+        try (NDArray a = array(DType.INT16, shape)) {
+            MemorySegment m = DLPack.toDLPack(a, 0);
+            assertEquals(12, m.get(JAVA_INT, 16));
+            try (NDArray back = DLPack.fromDLPack(m, false)) {
+                assertEquals(a.address(), back.address());
+                assertEquals(1, DLPack.outstandingExports());
+            }
+            assertEquals(0, DLPack.outstandingExports());
+        }
+    }
+
+    @Test
     void theVersionedStructAsWritten() {
         try (NDArray base = array(DType.INT32, 4, 6)) {
             NDArray a = base.slice(Slice.range(1, 4), Slice.range(1, 6, 2));

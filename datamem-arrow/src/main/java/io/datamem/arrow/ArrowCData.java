@@ -163,7 +163,53 @@ public final class ArrowCData {
 
     private static final Map<DType, String> FORMATS = formats();
 
+    /**
+     * The format strings of {@link #FORMATS} as C strings, and the names {@code ""} and
+     * {@code "item"}: made once in the global arena, never freed, shared by every export (a schema's
+     * strings must live until its release; these live for the process).
+     */
+    private static final Map<DType, Long> STATIC_FORMATS = staticFormats();
+    private static final long EMPTY_NAME = Arena.global().allocateFrom("").address();
+    private static final long ITEM_NAME = Arena.global().allocateFrom("item").address();
+    /** The dtype of each one-character format, by the character; null where none. */
+    private static final DType[] BY_FORMAT_CHAR = byFormatChar();
+
     private ArrowCData() {
+    }
+
+    private static Map<DType, Long> staticFormats() {
+        Map<DType, Long> m = new java.util.HashMap<>();
+        for (Map.Entry<DType, String> e : FORMATS.entrySet()) {
+            m.put(e.getKey(), Arena.global().allocateFrom(e.getValue()).address());
+        }
+        return Map.copyOf(m);
+    }
+
+    /** The dtypes of {@link #FORMATS} and their static C strings, in the same order. */
+    private static final DType[] FORMAT_DTYPES = FORMATS.keySet().toArray(DType[]::new);
+    private static final long[] FORMAT_ADDRESSES = java.util.Arrays.stream(FORMAT_DTYPES)
+            .mapToLong(d -> STATIC_FORMATS.get(d)).toArray();
+
+    /**
+     * The static C string of a dtype's format, or 0 if Arrow has none: found by identity first (a
+     * record's {@code hashCode} hashes every field, names included), then by equality.
+     */
+    private static long staticFormat(DType dtype) {
+        for (int i = 0; i < FORMAT_DTYPES.length; i++) {
+            if (FORMAT_DTYPES[i] == dtype) {
+                return FORMAT_ADDRESSES[i];
+            }
+        }
+        Long address = STATIC_FORMATS.get(dtype);
+        return address == null ? 0 : address;
+    }
+
+    private static DType[] byFormatChar() {
+        DType[] table = new DType[128];
+        for (Map.Entry<DType, String> e : FORMATS.entrySet()) {
+            table[e.getValue().charAt(0)] = e.getKey();
+        }
+        return table;
     }
 
     private static Map<DType, String> formats() {
@@ -259,8 +305,11 @@ public final class ArrowCData {
         MemorySegment s = struct(schema, ARROW_SCHEMA, "schema");
         MemorySegment a = struct(out, device ? ARROW_DEVICE_ARRAY : ARROW_ARRAY, "out");
         DType dtype = array.dtype();
-        String format = format(dtype).orElseThrow(() -> new BufferException("dtype " + dtype + " of " + array
-                + " has no Arrow type (datamem exports " + FORMATS.keySet() + ")"));
+        long staticFormat = staticFormat(dtype);
+        if (staticFormat == 0) {
+            throw new BufferException("dtype " + dtype + " of " + array + " has no Arrow type (datamem exports "
+                    + FORMATS.keySet() + ")");
+        }
         long[] shape = array.shape();
         long inner = 1;
         for (int i = 1; i < shape.length; i++) {
@@ -271,14 +320,22 @@ public final class ArrowCData {
                     + Integer.MAX_VALUE + ", the largest FixedSizeList size)");
         }
         long listSize = inner;
-        array.whilePinned(() -> {
-            exportPinned(array, s, a, device, format, listSize);
-            return null;
-        });
+        // The lifecycle check and pin, before the array's address is read; the array side's Shared
+        // keeps the pin until its last struct is released (a copy or a failure releases it here).
+        NDArray.Pin pin = array.pin();
+        boolean kept = false;
+        try {
+            kept = exportPinned(array, s, a, device, staticFormat, listSize, pin);
+        } finally {
+            if (!kept) {
+                pin.close();
+            }
+        }
     }
 
-    private static void exportPinned(NDArray array, MemorySegment s, MemorySegment a, boolean deviceExport,
-                                     String format, long listSize) {
+    /** The export proper, with the array pinned; true if the export keeps {@code pin}. */
+    private static boolean exportPinned(NDArray array, MemorySegment s, MemorySegment a, boolean deviceExport,
+                                        long format, long listSize, NDArray.Pin pin) {
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(array.address() - array.byteOffset());
         DeviceInterchange interchange = traits.interchange();
@@ -309,51 +366,53 @@ public final class ArrowCData {
         NDArray owned = null;
         MemorySegment arrayBlock = null;
         MemorySegment schemaBlock = null;
+        long[] tokens = new long[tensor ? 4 : 2];
+        int taken = 0;
         try {
             if (bool) {
                 owned = packBits(array);
             } else if (copy) {
                 owned = array.copy();
             } else {
-                view = array.pin();
+                view = pin;
             }
             long data = array.size() == 0 ? EMPTY.address() : owned != null ? owned.address() : array.address();
-
-            // The array side: buffer tables and the child, in one block.
-            arrayBlock = ArrowExports.malloc(tensor ? 8 + 8 + ARROW_ARRAY.byteSize() + 16 : 16);
-            // The schema side: strings, metadata and the child.
-            byte[] fmt = cString(tensor ? "+w:" + listSize : format);
-            byte[] childFmt = cString(format);
-            byte[] name = cString("");
-            byte[] childName = cString("item");
-            byte[] metadata = tensor ? ArrowMetadata.encode(Map.of(EXTENSION_NAME, FIXED_SHAPE_TENSOR,
-                    EXTENSION_METADATA, ArrowMetadata.tensorJson(Arrays.copyOfRange(array.shape(), 1, array.ndim()))))
-                    : null;
-            long schemaBytes = fmt.length + name.length + (tensor ? 8 + 8 + ARROW_SCHEMA.byteSize()
-                    + childFmt.length + childName.length + metadata.length : 0);
-            schemaBlock = ArrowExports.malloc(align8(schemaBytes));
-
-            // Nothing fails from here on.
-            NDArray.Pin v = view;
-            NDArray o = owned;
-            MemorySegment ab = arrayBlock;
-            MemorySegment sb = schemaBlock;
-            ArrowExports.Shared arrayShared = new ArrowExports.Shared(ArrowExports.counted(() -> {
-                try {
-                    if (v != null) {
-                        v.close();
-                    }
-                    if (o != null) {
-                        o.close();
-                    }
-                } finally {
-                    ArrowExports.free(ab);
-                }
-            }));
-            ArrowExports.Shared schemaShared = new ArrowExports.Shared(ArrowExports.counted(
-                    () -> ArrowExports.free(sb)));
-            writeArray(a, arrayBlock, arrayShared, tensor, length, listSize, data);
-            writeSchema(s, schemaBlock, schemaShared, tensor, fmt, name, childFmt, childName, metadata);
+            ArrowExports.Shared arrayShared = new ArrowExports.Shared(tensor ? 2 : 1, false, view, owned, null);
+            if (!tensor) {
+                // A 1-D array: the buffer table is the array slot's block; the schema's strings are
+                // the static ones. Nothing is allocated but the two slots.
+                long token = ArrowExports.register(arrayShared, 0, false);
+                tokens[taken++] = token;
+                tokens[taken++] = ArrowExports.register(new ArrowExports.Shared(1, true, null, null, null), 0, true);
+                long buffers = ArrowExports.SLOTS.address(token);
+                ArrowExports.RAW.set(JAVA_LONG, buffers, 0);
+                ArrowExports.RAW.set(JAVA_LONG, buffers + 8, data);
+                fillArray(a, length, 2, 0, buffers, 0, token);
+                fillSchema(s, format, EMPTY_NAME, 0, 0, 0, tokens[1]);
+            } else {
+                // The array side: buffer tables and the child, in one block.
+                arrayBlock = ArrowExports.malloc(8 + 8 + ARROW_ARRAY.byteSize() + 16);
+                arrayShared = new ArrowExports.Shared(2, false, view, owned, arrayBlock);
+                // The schema side: strings, metadata and the child.
+                byte[] fmt = cString("+w:" + listSize);
+                byte[] metadata = ArrowMetadata.encode(Map.of(EXTENSION_NAME, FIXED_SHAPE_TENSOR,
+                        EXTENSION_METADATA, ArrowMetadata.tensorJson(Arrays.copyOfRange(array.shape(), 1,
+                                array.ndim()))));
+                long schemaBytes = fmt.length + 8 + 8 + ARROW_SCHEMA.byteSize() + metadata.length;
+                schemaBlock = ArrowExports.malloc(align8(schemaBytes));
+                ArrowExports.Shared schemaShared = new ArrowExports.Shared(2, true, null, null, schemaBlock);
+                MemorySegment child = arrayBlock.asSlice(16, ARROW_ARRAY.byteSize());
+                MemorySegment childSchema = schemaBlock.asSlice(8, ARROW_SCHEMA.byteSize());
+                // the parents' nodes name their children, released with them unless moved away
+                tokens[taken++] = ArrowExports.register(arrayShared, child.address(), false);
+                tokens[taken++] = ArrowExports.register(arrayShared, 0, false);
+                tokens[taken++] = ArrowExports.register(schemaShared, childSchema.address(), true);
+                tokens[taken++] = ArrowExports.register(schemaShared, 0, true);
+                // Nothing fails from here on.
+                writeTensorArray(a, arrayBlock, child, tokens[0], tokens[1], length, listSize, data);
+                writeTensorSchema(s, schemaBlock, childSchema, tokens[2], tokens[3], format,
+                        fmt, metadata);
+            }
             if (deviceExport) {
                 a.set(JAVA_LONG, D_DEVICE_ID, device.id());
                 a.set(JAVA_INT, D_DEVICE_TYPE, device.type().code());
@@ -363,9 +422,10 @@ public final class ArrowCData {
                     a.set(JAVA_LONG, D_SYNC_EVENT + 8 + 8L * i, 0);
                 }
             }
+            return view != null;
         } catch (RuntimeException | Error e) {
-            if (view != null) {
-                view.close();
+            for (int i = 0; i < taken; i++) {
+                ArrowExports.unregister(tokens[i]);
             }
             if (owned != null) {
                 owned.close();
@@ -376,7 +436,7 @@ public final class ArrowCData {
             if (schemaBlock != null) {
                 ArrowExports.free(schemaBlock);
             }
-            throw e;
+            throw e;   // the caller releases the pin
         }
     }
 
@@ -420,26 +480,16 @@ public final class ArrowCData {
         }
     }
 
-    private static void writeArray(MemorySegment a, MemorySegment block, ArrowExports.Shared shared, boolean tensor,
-                                   long length, long listSize, long data) {
-        if (tensor) {
-            // block: buffers[1] | children[1] | child ArrowArray | child buffers[2]
-            MemorySegment child = block.asSlice(16, ARROW_ARRAY.byteSize());
-            MemorySegment childBuffers = block.asSlice(16 + ARROW_ARRAY.byteSize(), 16);
-            block.set(JAVA_LONG, 0, 0);                       // validity: no nulls
-            block.set(JAVA_LONG, 8, child.address());
-            childBuffers.set(JAVA_LONG, 0, 0);
-            childBuffers.set(JAVA_LONG, 8, data);
-            long childToken = ArrowExports.register(shared, List.of(), false);
-            fillArray(child, length * listSize, 2, 0, childBuffers.address(), 0, childToken);
-            long token = ArrowExports.register(shared, List.of(child.address()), false);
-            fillArray(a, length, 1, 1, block.address(), block.address() + 8, token);
-        } else {
-            block.set(JAVA_LONG, 0, 0);
-            block.set(JAVA_LONG, 8, data);
-            long token = ArrowExports.register(shared, List.of(), false);
-            fillArray(a, length, 2, 0, block.address(), 0, token);
-        }
+    /** A tensor's array side: block = buffers[1] | children[1] | child ArrowArray | child buffers[2]. */
+    private static void writeTensorArray(MemorySegment a, MemorySegment block, MemorySegment child, long token,
+                                         long childToken, long length, long listSize, long data) {
+        MemorySegment childBuffers = block.asSlice(16 + ARROW_ARRAY.byteSize(), 16);
+        block.set(JAVA_LONG, 0, 0);                       // validity: no nulls
+        block.set(JAVA_LONG, 8, child.address());
+        childBuffers.set(JAVA_LONG, 0, 0);
+        childBuffers.set(JAVA_LONG, 8, data);
+        fillArray(child, length * listSize, 2, 0, childBuffers.address(), 0, childToken);
+        fillArray(a, length, 1, 1, block.address(), block.address() + 8, token);
     }
 
     private static void fillArray(MemorySegment a, long length, long nBuffers, long nChildren, long buffers,
@@ -456,31 +506,19 @@ public final class ArrowCData {
         a.set(ADDRESS, A_RELEASE, ArrowExports.RELEASE_ARRAY);
     }
 
-    private static void writeSchema(MemorySegment s, MemorySegment block, ArrowExports.Shared shared, boolean tensor,
-                                    byte[] fmt, byte[] name, byte[] childFmt, byte[] childName, byte[] metadata) {
-        long at = 0;
-        if (tensor) {
-            // block: children[1] | child ArrowSchema | strings and metadata
-            MemorySegment child = block.asSlice(8, ARROW_SCHEMA.byteSize());
-            block.set(JAVA_LONG, 0, child.address());
-            at = 8 + ARROW_SCHEMA.byteSize();
-            long childFormat = put(block, at, childFmt);
-            at += childFmt.length;
-            long childNameAt = put(block, at, childName);
-            at += childName.length;
-            long childToken = ArrowExports.register(shared, List.of(), true);
-            fillSchema(child, childFormat, childNameAt, 0, 0, 0, childToken);
-        }
+    /**
+     * A tensor's schema side: block = children[1] | child ArrowSchema | format | metadata; the
+     * child's format and both names are static strings.
+     */
+    private static void writeTensorSchema(MemorySegment s, MemorySegment block, MemorySegment child, long token,
+                                          long childToken, long childFormat, byte[] fmt, byte[] metadata) {
+        block.set(JAVA_LONG, 0, child.address());
+        long at = 8 + ARROW_SCHEMA.byteSize();
+        fillSchema(child, childFormat, ITEM_NAME, 0, 0, 0, childToken);
         long format = put(block, at, fmt);
         at += fmt.length;
-        long nameAt = put(block, at, name);
-        at += name.length;
-        long meta = 0;
-        if (metadata != null) {
-            meta = put(block, at, metadata);
-        }
-        long token = ArrowExports.register(shared, tensor ? List.of(block.address() + 8) : List.of(), true);
-        fillSchema(s, format, nameAt, meta, tensor ? 1 : 0, tensor ? block.address() : 0, token);
+        long meta = put(block, at, metadata);
+        fillSchema(s, format, EMPTY_NAME, meta, 1, block.address(), token);
     }
 
     private static long put(MemorySegment block, long at, byte[] bytes) {
@@ -723,25 +761,44 @@ public final class ArrowCData {
             ArrowImport.callRelease(s, S_RELEASE);
             return out.asReadOnly();
         }
-        MemorySegment moved = ArrowExports.malloc(ARROW_ARRAY.byteSize());
+        long taken = ArrowExports.liveArrayToken(a.address());
+        if (taken != -1) {
+            // An array datamem exported, back in this JVM: taken over instead of moved. The caller's
+            // struct is marked released; the import releases the export by its token.
+            a.set(JAVA_LONG, A_RELEASE, 0);
+            NDArray imported;
+            try {
+                ArrowImport.Taken release = new ArrowImport.Taken(taken);
+                DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, ReleasingAllocator.of(HANDLER_NAME,
+                        release, traits, release));
+                imported = NDArray.adopt(handler, MemorySegment.ofAddress(data), count == 0 ? 0 : endByte, dtype,
+                        shape, null, count == 0 ? 0 : firstByte, true);
+            } catch (RuntimeException | Error e) {
+                a.set(ADDRESS, A_RELEASE, ArrowExports.RELEASE_ARRAY);   // the struct is the caller's again
+                throw e;
+            }
+            ArrowImport.callRelease(s, S_RELEASE);
+            return imported;
+        }
+        // The struct is moved into one of ours: a slot of a table of 80-byte blocks (no malloc), or
+        // a block of its own when the table is full.
+        long movedToken = ArrowExports.MOVED.acquire(Boolean.TRUE);
+        MemorySegment moved = movedToken != -1
+                ? MemorySegment.ofAddress(ArrowExports.MOVED.address(movedToken)).reinterpret(ARROW_ARRAY.byteSize())
+                : ArrowExports.malloc(ARROW_ARRAY.byteSize());
         MemorySegment.copy(a, 0, moved, 0, ARROW_ARRAY.byteSize());
         a.set(JAVA_LONG, A_RELEASE, 0);   // moved: the caller's struct is released
+        ArrowImport.Moved release = new ArrowImport.Moved(moved, movedToken);
         NDArray imported;
         try {
             DataMemHandler handler = new DataMemHandler(HANDLER_NAME, 1, ReleasingAllocator.of(HANDLER_NAME,
-                    () -> "the Arrow array it imported, through the producer's release callback", traits, () -> {
-                        try {
-                            ArrowImport.callRelease(moved, A_RELEASE);
-                        } finally {
-                            ArrowExports.free(moved);
-                        }
-                    }));
+                    release, traits, release));
             long byteOffset = count == 0 ? 0 : firstByte;
             imported = NDArray.adopt(handler, MemorySegment.ofAddress(data),
                     count == 0 ? 0 : endByte, dtype, shape, null, byteOffset, true);
         } catch (RuntimeException | Error e) {
             MemorySegment.copy(moved, 0, a, 0, ARROW_ARRAY.byteSize());
-            ArrowExports.free(moved);
+            release.discard();
             throw e;
         }
         ArrowImport.callRelease(s, S_RELEASE);
@@ -752,11 +809,19 @@ public final class ArrowCData {
         if (s.get(JAVA_LONG, S_DICTIONARY) != 0) {
             throw reject("the schema has a dictionary (dictionary-encoded arrays are not imported)");
         }
-        String format = ArrowMetadata.cString(s.get(JAVA_LONG, S_FORMAT), "the schema's format");
+        long formatAddress = s.get(JAVA_LONG, S_FORMAT);
+        long nChildren = s.get(JAVA_LONG, S_N_CHILDREN);
+        if (formatAddress != 0 && nChildren == 0) {
+            // The common case, a one-character primitive format, read without making a String.
+            byte c = ArrowExports.RAW.get(JAVA_BYTE, formatAddress);
+            if (c > 0 && ArrowExports.RAW.get(JAVA_BYTE, formatAddress + 1) == 0 && BY_FORMAT_CHAR[c] != null) {
+                return new Described(BY_FORMAT_CHAR[c], 0, null);
+            }
+        }
+        String format = ArrowMetadata.cString(formatAddress, "the schema's format");
         if (format == null) {
             throw reject("the schema's format is NULL");
         }
-        long nChildren = s.get(JAVA_LONG, S_N_CHILDREN);
         if (!format.startsWith("+w:")) {
             if (nChildren != 0) {
                 throw reject("the schema of format '" + format + "' has n_children " + nChildren + " (expected: 0)");
@@ -879,7 +944,7 @@ public final class ArrowCData {
     }
 
     private static long buffer(MemorySegment a, int i) {
-        return MemorySegment.ofAddress(a.get(JAVA_LONG, A_BUFFERS)).reinterpret(8L * (i + 1)).get(JAVA_LONG, 8L * i);
+        return ArrowExports.RAW.get(JAVA_LONG, a.get(JAVA_LONG, A_BUFFERS) + 8L * i);
     }
 
     private static MemoryTraits importTraits(Device device, long block) {

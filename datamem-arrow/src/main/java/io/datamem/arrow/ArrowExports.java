@@ -3,6 +3,9 @@ package io.datamem.arrow;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.OutOfNativeMemoryException;
+import io.datamem.array.NDArray;
+import io.datamem.buffer.BufferException;
+import io.datamem.internal.ExportSlots;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -10,10 +13,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -24,42 +24,117 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Each exported struct (a parent and each of its children) carries a token of its own in
  * {@code private_data}, never its address: a consumer may move a struct before releasing it, as
- * the specification allows. The structs of one export share a {@link Shared} whose resources (the
+ * the specification allows. The token names a slot of an {@link ExportSlots} table (index and
+ * generation), which holds the struct's {@link Node}; a 1-D array's buffer table is the slot's
+ * 16-byte native block. The structs of one export share a {@link Shared} whose resources (the
  * array's pin, a copy, the native block holding children and strings) go when the last of them
- * is released. A release removes its token exactly once; a second call, a call for a struct
- * already marked released, or a foreign struct, does nothing but log.
+ * is released. A release takes its slot exactly once; a second call, a call for a struct
+ * already marked released, a stale or forged token, or a foreign struct, does nothing but log.
  */
 final class ArrowExports {
 
     private static final System.Logger LOG = System.getLogger("io.datamem.arrow.ArrowCData");
 
-    /** The resources of one export, freed when its last struct is released. */
-    static final class Shared {
-        private final AtomicInteger structs = new AtomicInteger();
-        private final Runnable release;
+    /**
+     * One exported struct: its export side, the address at which its child was written (0: none),
+     * and whether it is a schema. A struct without a child that is its side's only struct (a 1-D
+     * export's schema and array) is registered as its {@link Shared} itself, one object less.
+     */
+    static class Node {
+        private final Shared shared;
+        private final long child;
+        private final boolean schema;
 
-        Shared(Runnable release) {
-            this.release = release;
+        Node(Shared shared, long child, boolean schema) {
+            this.shared = shared;
+            this.child = child;
+            this.schema = schema;
         }
 
-        void retain() {
-            structs.incrementAndGet();
+        Shared shared() {
+            return shared;
+        }
+
+        long child() {
+            return child;
+        }
+
+        boolean schema() {
+            return schema;
+        }
+    }
+
+    /** The resources of one export side (schema or array), freed when its last struct is released. */
+    static final class Shared extends Node {
+        private static final VarHandle STRUCTS;
+
+        static {
+            try {
+                STRUCTS = MethodHandles.lookup().findVarHandle(Shared.class, "structs", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        @SuppressWarnings("unused") // through STRUCTS
+        private volatile int structs;
+        private final NDArray.Pin pin;
+        private final NDArray copy;
+        private final MemorySegment block;
+
+        /**
+         * @param structs how many structs share it (each releases it once)
+         * @param schema  whether it is a schema's side (what it is as a {@link Node})
+         * @param pin     the array's pin, or null
+         * @param copy    the copy exported, or null
+         * @param block   the native block of children and strings, or null
+         */
+        Shared(int structs, boolean schema, NDArray.Pin pin, NDArray copy, MemorySegment block) {
+            super(null, 0, schema);
+            this.structs = structs;
+            this.pin = pin;
+            this.copy = copy;
+            this.block = block;
+        }
+
+        @Override
+        Shared shared() {
+            return this;
         }
 
         void releaseOne() {
-            if (structs.decrementAndGet() == 0) {
-                release.run();
+            if ((int) STRUCTS.getAndAdd(this, -1) == 1) {
+                try {
+                    if (pin != null) {
+                        pin.close();
+                    }
+                    if (copy != null) {
+                        copy.close();
+                    }
+                } finally {
+                    if (block != null) {
+                        free(block);
+                    }
+                }
             }
         }
     }
 
-    /** One exported struct: its export, and the addresses at which its children were written. */
-    record Node(Shared shared, List<Long> children, boolean schema) {
-    }
+    /**
+     * The live structs: slabs of 256 slots with a 16-byte block each (a 1-D array's buffer table),
+     * at most 4,096 slabs (a million live structs).
+     */
+    static final ExportSlots SLOTS = new ExportSlots(16, 8, 4096);
 
-    private static final ConcurrentHashMap<Long, Node> LIVE = new ConcurrentHashMap<>();
-    private static final AtomicLong TOKENS = new AtomicLong();
-    private static final AtomicLong EXPORTS = new AtomicLong();
+    /**
+     * All of memory as one segment, to read and write structs at raw addresses on the hot paths
+     * without making a segment per access (a segment that escapes an un-inlined call is an
+     * allocation). As unchecked as the {@code reinterpret} it replaces.
+     */
+    static final MemorySegment RAW = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    /** The structs an import moved a producer's {@code ArrowArray} into (80 bytes each). */
+    static final ExportSlots MOVED = new ExportSlots(80, 8, 256);
 
     /** {@code void (*release)(struct ArrowSchema*)}. */
     static final MemorySegment RELEASE_SCHEMA;
@@ -84,30 +159,30 @@ final class ArrowExports {
     }
 
     /**
-     * Registers one struct of an export and returns the token to write into its
-     * {@code private_data}.
+     * Registers one struct and returns the token to write into its {@code private_data}.
+     *
+     * @throws BufferException if a million structs are live already
      */
-    static long register(Shared shared, List<Long> children, boolean schema) {
-        long token = TOKENS.incrementAndGet();
-        shared.retain();
-        LIVE.put(token, new Node(shared, children, schema));
+    static long register(Shared shared, long child, boolean schema) {
+        long token = SLOTS.acquire(child == 0 && shared.schema() == schema && shared.structs == 1 ? shared
+                : new Node(shared, child, schema));
+        if (token == -1) {
+            throw new BufferException("too many live Arrow exports: " + SLOTS.capacity() + " structs are not"
+                    + " released yet (does the consumer call release?)");
+        }
         return token;
     }
 
-    /** Counts an export as outstanding until its shared resources go. */
-    static Runnable counted(Runnable release) {
-        EXPORTS.incrementAndGet();
-        return () -> {
-            try {
-                release.run();
-            } finally {
-                EXPORTS.decrementAndGet();
-            }
-        };
+    /** Gives back a token {@link #register} returned, for an export that failed before it was handed out. */
+    static void unregister(long token) {
+        SLOTS.release(token);
     }
 
+    /** The export sides whose resources are not released yet. */
     static long outstanding() {
-        return EXPORTS.get();
+        java.util.Set<Shared> live = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        SLOTS.forEachLive(h -> live.add(((Node) h).shared()));
+        return live.size();
     }
 
     /** Native memory for the structs, buffer tables and strings of an export. */
@@ -136,17 +211,23 @@ final class ArrowExports {
         release(self, false);
     }
 
-    private static void release(MemorySegment self, boolean schema) {
+    /** What the callbacks do; called directly for structs datamem exported and imports back. Throws nothing. */
+    static void release(MemorySegment self, boolean schema) {
+        releaseAt(self.address(), schema);
+    }
+
+    /** {@link #release(MemorySegment, boolean)} of a struct at an address. Throws nothing. */
+    static void releaseAt(long self, boolean schema) {
         try {
-            if (self.address() == 0) {
+            if (self == 0) {
                 LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback called with NULL; ignored");
                 return;
             }
-            releaseStruct(self.address(), schema);
+            releaseStruct(self, schema);
         } catch (Throwable t) {
             try {
                 LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback failed for 0x"
-                        + Long.toHexString(self.address()), t);
+                        + Long.toHexString(self), t);
             } catch (Throwable ignored) {
                 // Nothing can be done: never let anything reach the native caller.
             }
@@ -158,37 +239,78 @@ final class ArrowExports {
      * then marks it released and drops its share of the export.
      */
     static void releaseStruct(long address, boolean schema) {
-        long size = schema ? ArrowCData.ARROW_SCHEMA.byteSize() : ArrowCData.ARROW_ARRAY.byteSize();
         long releaseOffset = schema ? 56 : 64;
         long privateOffset = schema ? 64 : 72;
-        MemorySegment s = MemorySegment.ofAddress(address).reinterpret(size);
-        if (s.get(JAVA_LONG, releaseOffset) == 0) {
+        MemorySegment s = RAW;
+        if (s.get(JAVA_LONG, address + releaseOffset) == 0) {
             LOG.log(System.Logger.Level.WARNING, "datamem: Arrow release callback called for 0x"
                     + Long.toHexString(address) + ", already marked released; ignored");
             return;
         }
-        long token = s.get(JAVA_LONG, privateOffset);
-        Node node = LIVE.remove(token);
-        if (node == null || node.schema() != schema) {
-            if (node != null) {
-                LIVE.put(token, node);
-            }
+        long token = s.get(JAVA_LONG, address + privateOffset);
+        Node node = SLOTS.peek(token) instanceof Node n && n.schema() == schema && SLOTS.release(token) != null
+                ? n : null;
+        if (node == null) {
             LOG.log(System.Logger.Level.ERROR, "datamem: Arrow release callback called for 0x"
                     + Long.toHexString(address) + ", which is not a live " + (schema ? "ArrowSchema" : "ArrowArray")
                     + " datamem exported (a second call, or a foreign struct); ignored");
             return;
         }
         try {
-            for (long child : node.children()) {
-                MemorySegment c = MemorySegment.ofAddress(child).reinterpret(size);
-                if (c.get(JAVA_LONG, releaseOffset) != 0) {   // not moved away by the consumer
-                    releaseStruct(child, schema);
-                }
-            }
+            releaseChild(node, schema);
         } finally {
-            s.set(ADDRESS, releaseOffset, MemorySegment.NULL);
-            s.set(JAVA_LONG, privateOffset, 0);
+            s.set(JAVA_LONG, address + releaseOffset, 0);
+            s.set(JAVA_LONG, address + privateOffset, 0);
             node.shared().releaseOne();
+        }
+    }
+
+    /** Releases a node's child, unless the consumer moved it away (its release is then NULL here). */
+    private static void releaseChild(Node node, boolean schema) {
+        if (node.child() != 0 && RAW.get(JAVA_LONG, node.child() + (schema ? 56 : 64)) != 0) {
+            releaseStruct(node.child(), schema);
+        }
+    }
+
+    /**
+     * The token of the {@code ArrowArray} at {@code address} if it is one datamem exported and not
+     * yet released (its {@code release} is ours and its token a live array's), else -1: what an
+     * import of our own export checks to take the struct over instead of moving it.
+     */
+    static long liveArrayToken(long address) {
+        if (RAW.get(JAVA_LONG, address + 64) != RELEASE_ARRAY.address()) {
+            return -1;
+        }
+        long token = RAW.get(JAVA_LONG, address + 72);
+        return SLOTS.peek(token) instanceof Node n && !n.schema() ? token : -1;
+    }
+
+    /**
+     * Releases an {@code ArrowArray} datamem exported by its token alone: what an import that took
+     * the struct over runs once, where it would otherwise call the moved struct's release. Exactly
+     * once with any release of a copy of the struct (the slot decides). Throws nothing.
+     */
+    static void releaseToken(long token) {
+        try {
+            Node node = SLOTS.peek(token) instanceof Node n && !n.schema() && SLOTS.release(token) != null
+                    ? n : null;
+            if (node == null) {
+                LOG.log(System.Logger.Level.ERROR, "datamem: Arrow array taken over by an import was released"
+                        + " already (its struct was released through a copy); ignored");
+                return;
+            }
+            try {
+                releaseChild(node, false);
+            } finally {
+                node.shared().releaseOne();
+            }
+        } catch (Throwable t) {
+            try {
+                LOG.log(System.Logger.Level.ERROR, "datamem: release of an Arrow array taken over by an import"
+                        + " failed", t);
+            } catch (Throwable ignored) {
+                // nothing may escape
+            }
         }
     }
 }

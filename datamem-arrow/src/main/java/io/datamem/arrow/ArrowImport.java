@@ -20,10 +20,79 @@ final class ArrowImport {
     private ArrowImport() {
     }
 
+    /**
+     * What an imported array's allocator runs once when the import took over an {@code ArrowArray}
+     * datamem exported (no move): the release by its token; and, for messages, what it releases.
+     */
+    static final class Taken implements Runnable, java.util.function.Supplier<String> {
+        private final long token;
+
+        Taken(long token) {
+            this.token = token;
+        }
+
+        @Override
+        public void run() {
+            ArrowExports.releaseToken(token);
+        }
+
+        @Override
+        public String get() {
+            return "the Arrow array it imported (one datamem exported), through its release";
+        }
+    }
+
+    /**
+     * What an imported array's allocator runs once: the release callback of the struct the
+     * producer's {@code ArrowArray} was moved into, then gives that struct back; and, for messages,
+     * what it releases. One object for both, made per import.
+     */
+    static final class Moved implements Runnable, java.util.function.Supplier<String> {
+        private final MemorySegment struct;
+        private final long token;   // the struct's slot in ArrowExports.MOVED, or -1: malloc'd
+
+        Moved(MemorySegment struct, long token) {
+            this.struct = struct;
+            this.token = token;
+        }
+
+        /** Gives the struct back without releasing what it holds (an import that failed). */
+        void discard() {
+            if (token != -1) {
+                ArrowExports.MOVED.release(token);
+            } else {
+                ArrowExports.free(struct);
+            }
+        }
+
+        @Override
+        public void run() {
+            try {
+                callRelease(struct, 64);
+            } finally {
+                discard();
+            }
+        }
+
+        @Override
+        public String get() {
+            return "the Arrow array it imported, through the producer's release callback";
+        }
+    }
+
     /** Calls a struct's release callback if it is set (the callback marks it released). */
     static void callRelease(MemorySegment struct, long releaseOffset) {
         MemorySegment release = struct.get(ADDRESS, releaseOffset);
         if (release.address() == 0) {
+            return;
+        }
+        // A struct datamem exported, back in this JVM: the same function, without the crossing.
+        if (release.address() == ArrowExports.RELEASE_ARRAY.address()) {
+            ArrowExports.releaseAt(struct.address(), false);
+            return;
+        }
+        if (release.address() == ArrowExports.RELEASE_SCHEMA.address()) {
+            ArrowExports.releaseAt(struct.address(), true);
             return;
         }
         try {

@@ -51,6 +51,100 @@ class ArrowCDataTest {
     private final DataMemHandler h = DataMemHandler.of("arrow-test", counting);
     private final Arena arena = Arena.ofShared();
 
+    /** {@code void (*release)(struct ArrowXxx*)} called as C calls it: a downcall to the function pointer. */
+    private static final java.lang.invoke.MethodHandle CALL_RELEASE = java.lang.foreign.Linker.nativeLinker()
+            .downcallHandle(java.lang.foreign.FunctionDescriptor.ofVoid(ADDRESS));
+
+    @Test
+    void anImportOfItsOwnExportTakesTheStructOverAndReleasesItOnce() throws Throwable {
+        try (NDArray a = NDArray.zeros(DType.FLOAT64, 4)) {
+            MemorySegment schema = arena.allocate(ArrowCData.ARROW_SCHEMA);
+            MemorySegment array = arena.allocate(ArrowCData.ARROW_ARRAY);
+            ArrowCData.exportArray(a, schema, array);
+            try (NDArray back = ArrowCData.importArray(schema, array)) {
+                assertEquals(a.address(), back.address(), "zero-copy");
+                assertEquals(0, array.get(JAVA_LONG, 64), "the caller's struct is marked released");
+                assertEquals(0, schema.get(JAVA_LONG, 56), "the schema is released");
+                assertEquals(1, ArrowCData.outstandingExports(), "the array's export is held by the import");
+                assertThrows(IllegalStateException.class, a::close, "the array is still pinned");
+            }
+            assertEquals(0, ArrowCData.outstandingExports(), "closing the import released the export");
+
+            // a copy of the struct released behind the import's back: the export goes once
+            ArrowCData.exportArray(a, schema, array);
+            MemorySegment copy = arena.allocate(ArrowCData.ARROW_ARRAY);
+            MemorySegment.copy(array, 0, copy, 0, ArrowCData.ARROW_ARRAY.byteSize());
+            NDArray back = ArrowCData.importArray(schema, array);
+            CALL_RELEASE.invokeExact(copy.get(ADDRESS, 64), copy);
+            assertEquals(0, ArrowCData.outstandingExports());
+            back.close();   // logged, nothing released twice
+            assertEquals(0, ArrowCData.outstandingExports());
+        }
+    }
+
+    @Test
+    void releasesRacingOnOneStructReleaseItOnceAndForgedTokensNothing() throws Throwable {
+        try (NDArray a = NDArray.zeros(DType.FLOAT64, 8)) {
+            MemorySegment schema = arena.allocate(ArrowCData.ARROW_SCHEMA);
+            MemorySegment array = arena.allocate(ArrowCData.ARROW_ARRAY);
+            ArrowCData.exportArray(a, schema, array);
+            MemorySegment release = array.get(ADDRESS, 64);
+            long token = array.get(JAVA_LONG, 72);
+            for (long forged : new long[] {token + (2L << 32), token ^ (1L << 32), token + 1_000_000,
+                    schema.get(JAVA_LONG, 64) /* the schema's: another kind */, 0}) {
+                array.set(JAVA_LONG, 72, forged);
+                CALL_RELEASE.invokeExact(release, array);
+                assertEquals(2, ArrowCData.outstandingExports(), "a forged token released nothing");
+                assertNotEquals(0, array.get(JAVA_LONG, 64), "and marked nothing released");
+            }
+            array.set(JAVA_LONG, 72, token);
+            CALL_RELEASE.invokeExact(release, array);
+            assertEquals(0, array.get(JAVA_LONG, 64));
+            CALL_RELEASE.invokeExact(schema.get(ADDRESS, 56), schema);
+            assertEquals(0, ArrowCData.outstandingExports());
+
+            int threads = 4;
+            int rounds = 1000;
+            MemorySegment[] copies = new MemorySegment[threads];
+            for (int t = 0; t < threads; t++) {
+                copies[t] = arena.allocate(ArrowCData.ARROW_ARRAY);
+            }
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads, () -> {
+                ArrowCData.exportArray(a, schema, array);
+                ArrowCData.releaseSchema(schema);
+                for (MemorySegment c : copies) {   // each thread releases its own copy of the one struct
+                    MemorySegment.copy(array, 0, c, 0, ArrowCData.ARROW_ARRAY.byteSize());
+                }
+            });
+            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads);
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> all = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                MemorySegment mine = copies[t];
+                Thread thread = new Thread(() -> {
+                    try {
+                        for (int r = 0; r < rounds; r++) {
+                            start.await();
+                            CALL_RELEASE.invokeExact(release, mine);
+                            end.await();
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                        start.reset();
+                        end.reset();
+                    }
+                });
+                all.add(thread);
+                thread.start();
+            }
+            for (Thread thread : all) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+            assertEquals(0, ArrowCData.outstandingExports(), "each export released once");
+        }   // closes: the pin was released exactly once per export
+    }
+
     @AfterEach
     void nothingLeaks() {
         arena.close();

@@ -110,6 +110,43 @@ class ExportedHandlerTest {
     }
 
     @Test
+    void theLiveBlockTableKeepsEverySizeThroughGrowthAndDeletion() {
+        // thousands of blocks in the table's stripes: each grows several times, and frees in an
+        // order other than allocation's shift entries back along their probe runs
+        try (ExportedHandler e = PyDataMem.export(handler)) {
+            StructCalls c = new StructCalls(e.struct());
+            int n = 5000;
+            long[] blocks = new long[n];
+            long bytes = 0;
+            for (int i = 0; i < n; i++) {
+                blocks[i] = c.malloc(8 + i);
+                bytes += 8 + i;
+            }
+            assertEquals(n, e.liveBlocks());
+            assertEquals(bytes, e.liveBytes());
+            for (int i = 0; i < n; i += 2) {       // every other one, then a realloc of the rest
+                c.free(blocks[i], 8 + i);
+                bytes -= 8 + i;
+                assertTrue(e.liveBlockSize(blocks[i]).isEmpty());
+            }
+            for (int i = 1; i < n; i += 2) {
+                assertEquals(8 + i, e.liveBlockSize(blocks[i]).orElseThrow(), "the size of block " + i);
+                blocks[i] = c.realloc(blocks[i], 16 + i);
+                bytes += 8;
+            }
+            assertEquals(n / 2, e.liveBlocks());
+            assertEquals(bytes, e.liveBytes());
+            for (int i = n - 1; i > 0; i -= 2) {
+                c.free(blocks[i], 16 + i);
+            }
+            c.free(blocks[1], 17);                   // the last one freed, again: told from a foreign free
+            ExportStatistics s = e.statistics();
+            assertEquals(new ExportStatistics(0, 0, n, n / 2, n, 0, 0, 0, 0, 1, 0, 0), s);
+            assertEquals(0, counting.liveBlocks());
+        }
+    }
+
+    @Test
     void mallocOfZeroIsAUniqueBlockAndOverflowIsNull() {
         try (ExportedHandler e = PyDataMem.export(handler)) {
             StructCalls c = new StructCalls(e.struct());

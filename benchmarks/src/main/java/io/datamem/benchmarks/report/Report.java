@@ -754,10 +754,11 @@ public final class Report {
         }
         boolean met = checks.stream().allMatch(Check::pass);
         return new Goal(goal, figure.toString(), strictVerdict(checks, forks), met ? ""
-                : "an exchange pins the array, builds the native struct (DLPack: tensor, shape and strides in one"
-                + " native block; `Py_buffer`: the struct, shape, strides and format) and, on the way back, adopts"
-                + " the memory as an array with its own lifecycle: the figures above say which part exceeds the"
-                + " target.");
+                : "an exchange pins the array, writes the native struct (DLPack: tensor, shape and strides in a"
+                + " block of the export table; Arrow: two structs with tokens in it) and, on the way back, adopts"
+                + " the memory as an array with its own lifecycle, whose creation and close were about half of a"
+                + " DLPack round trip's samples (docs/interchange.md, \"What an exchange costs\"): the figures"
+                + " above say which part exceeds the target.");
     }
 
     private static final List<String[]> IPC = List.of(
@@ -947,7 +948,8 @@ public final class Report {
         return new Goal(goal, fmt(v) + " ± " + fmt(pair.get().error()) + " ns against " + fmt(target) + " ns ("
                 + fmt(UPCALL_PAIR_VS_JAVA) + " × " + fmt(java.get().score()) + " + 2 × " + fmt(crossing.get().score())
                 + ")", strictVerdict(checks, forks), v <= target ? "" : "the exported handler's upcalls record each"
-                + " block in a live-block table (NumPy's `realloc` gives no old size), which the Java pair does not.");
+                + " block in a live-block table (NumPy's `realloc` gives no old size; 16 stripes, one compare-and-set"
+                + " lock each), which the Java pair does not.");
     }
 
     private Goal currentGoal() {

@@ -5,10 +5,10 @@ import io.datamem.DataMemHandler;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * The state behind one exported handler: its native struct, the table of live blocks (address to
@@ -20,7 +20,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class Export {
 
-    /** How many freed addresses are remembered to tell a double free from a foreign one. */
+    /**
+     * How many freed addresses are remembered to tell a double free from a foreign one: in all,
+     * {@code FREED_MEMORY / STRIPES} for each stripe of the live-block table (an address is always
+     * remembered by the same stripe).
+     */
     public static final int FREED_MEMORY = 1024;
 
     private final long id;
@@ -29,14 +33,16 @@ public final class Export {
     private final MemorySegment struct;
     private final String nativeName;
 
-    private final ConcurrentHashMap<Long, Long> live = new ConcurrentHashMap<>();
-    private final AtomicLongArray recentlyFreed = new AtomicLongArray(FREED_MEMORY);
-    private final AtomicLong freedCursor = new AtomicLong();
+    /** How many stripes the live-block table has: a power of two. */
+    static final int STRIPES = 16;
 
-    private final AtomicLong liveBytes = new AtomicLong();
-    private final AtomicLong allocations = new AtomicLong();
-    private final AtomicLong reallocations = new AtomicLong();
-    private final AtomicLong frees = new AtomicLong();
+    /**
+     * The live blocks (address to size), in stripes chosen by the address's hash, each under its
+     * own lock: a malloc or a free takes one uncontended lock (a compare-and-set and a release store) and updates
+     * the stripe's counts inside it, where a concurrent map and atomic counters took about ten
+     * atomic operations and 120 bytes of boxed keys and nodes per pair (see docs/decisions.md).
+     */
+    private final Stripe[] stripes = new Stripe[STRIPES];
     private final AtomicLong failedAllocations = new AtomicLong();
     private final AtomicLong refusedAfterClose = new AtomicLong();
     private final AtomicLong sizeMismatches = new AtomicLong();
@@ -56,6 +62,9 @@ public final class Export {
         this.nativeName = new String(name, StandardCharsets.UTF_8);
         // Immortal: C may hold the struct's address for as long as the process runs (an installed
         // handler in some context, a capsule in some array); see docs/decisions.md.
+        for (int i = 0; i < STRIPES; i++) {
+            stripes[i] = new Stripe();
+        }
         this.struct = Arena.global().allocate(HandlerStruct.HANDLER_LAYOUT);
         HandlerStruct.write(struct, name, MemorySegment.ofAddress(id), Upcalls.MALLOC, Upcalls.CALLOC,
                 Upcalls.REALLOC, Upcalls.FREE);
@@ -166,38 +175,35 @@ public final class Export {
         if (address == 0) {
             return admit(allocator.realloc(MemorySegment.NULL, 0, newByteSize), newByteSize, "realloc");
         }
-        Long old = live.remove(address);
-        if (old == null) {
+        Stripe from = stripe(address);
+        long old = from.remove(address);
+        if (old < 0) {
             foreignReallocs.incrementAndGet();
             note("realloc(0x" + Long.toHexString(address) + ", " + newByteSize + "): not a live block of "
-                    + handler.name() + (wasFreed(address) ? " (freed already)" : "") + "; returned NULL, block untouched");
+                    + handler.name() + (from.wasFreed(address) ? " (freed already)" : "") + "; returned NULL, block untouched");
             return MemorySegment.NULL;
         }
         MemorySegment moved;
         try {
             moved = allocator.realloc(MemorySegment.ofAddress(address), old, newByteSize);
         } catch (Throwable t) {
-            live.put(address, old);
+            from.putBack(address, old);
             throw t;
         }
         if (moved != null && !moved.isNative()) {
-            live.put(address, old);
+            from.putBack(address, old);
             upcallErrors.incrementAndGet();
             note("realloc: " + handler.name() + " returned a heap segment; returned NULL");
             return MemorySegment.NULL;
         }
         if (moved == null || moved.address() == 0) {
-            live.put(address, old);
+            from.putBack(address, old);
             return failed("realloc(0x" + Long.toHexString(address) + ", " + newByteSize + "): " + handler.name()
                     + " returned NULL, block untouched");
         }
         long now = moved.address();
-        live.put(now, newByteSize);
-        liveBytes.addAndGet(newByteSize - old);
-        reallocations.incrementAndGet();
-        if (now != address) {
-            rememberFreed(address);
-        }
+        stripe(now).put(now, newByteSize, false);
+        from.reallocated(now != address ? address : 0);
         if (closed) {
             updateRegistration();
         }
@@ -209,9 +215,10 @@ public final class Export {
         if (address == 0) {
             return;
         }
-        Long recorded = live.remove(address);
-        if (recorded == null) {
-            boolean twice = wasFreed(address);
+        Stripe in = stripe(address);
+        long recorded = in.free(address);
+        if (recorded < 0) {
+            boolean twice = in.wasFreed(address);
             (twice ? doubleFrees : foreignFrees).incrementAndGet();
             note("free(0x" + Long.toHexString(address) + ", " + Long.toUnsignedString(byteSize) + "): "
                     + (twice ? "freed already" : "not a block of " + handler.name()) + "; ignored");
@@ -220,11 +227,8 @@ public final class Export {
         if (recorded != byteSize) {
             sizeMismatches.incrementAndGet();
         }
-        liveBytes.addAndGet(-recorded);
-        frees.incrementAndGet();
-        rememberFreed(address);
         try {
-            allocator.free(MemorySegment.ofAddress(address), recorded);
+            allocator.free(ptr, recorded);   // the upcall's own segment: its address, zero length
         } finally {
             if (closed) {
                 updateRegistration();
@@ -258,10 +262,9 @@ public final class Export {
             return failed(function + "(" + byteSize + "): " + handler.name() + " returned NULL");
         }
         long address = block.address();
-        Long previous = live.put(address, byteSize);
-        liveBytes.addAndGet(byteSize - (previous == null ? 0 : previous));
-        if (closed && live.remove(address, byteSize)) { // close() ran meanwhile: give it back
-            liveBytes.addAndGet(-byteSize);
+        Stripe in = stripe(address);
+        in.put(address, byteSize, true);
+        if (closed && in.removeIf(address, byteSize)) { // close() ran meanwhile: give it back
             try {
                 allocator.free(block, byteSize);
             } finally {
@@ -269,8 +272,7 @@ public final class Export {
             }
             return refused(function + "(" + byteSize + ")");
         }
-        allocations.incrementAndGet();
-        return MemorySegment.ofAddress(address);
+        return block;   // its address is what C gets: no segment of our own to make
     }
 
     private MemorySegment refused(String call) {
@@ -289,23 +291,14 @@ public final class Export {
         lastAnomaly = message;
     }
 
-    private void rememberFreed(long address) {
-        recentlyFreed.set((int) (freedCursor.getAndIncrement() & (FREED_MEMORY - 1)), address);
-    }
-
-    private boolean wasFreed(long address) {
-        for (int i = 0; i < FREED_MEMORY; i++) {
-            if (recentlyFreed.get(i) == address) {
-                return true;
-            }
-        }
-        return false;
+    private Stripe stripe(long address) {
+        return stripes[(int) ((address * 0x9E3779B97F4A7C15L) >>> 60) & (STRIPES - 1)];
     }
 
     /** Once closed: registered strongly while blocks are live, weakly once none is. */
     private void updateRegistration() {
         synchronized (this) {
-            if (live.isEmpty()) {
+            if (liveBlocks() == 0) {
                 Upcalls.weaken(this);
             } else {
                 Upcalls.strengthen(this);
@@ -322,7 +315,11 @@ public final class Export {
      * @return blocks C holds
      */
     public long liveBlocks() {
-        return live.size();
+        long n = 0;
+        for (Stripe st : stripes) {
+            n += st.count();
+        }
+        return n;
     }
 
     /**
@@ -332,8 +329,7 @@ public final class Export {
      * @return its size, or -1 if it is not a live block
      */
     public long sizeOf(long address) {
-        Long size = live.get(address);
-        return size == null ? -1 : size;
+        return stripe(address).get(address);
     }
 
     /**
@@ -342,7 +338,7 @@ public final class Export {
      * @return bytes C holds
      */
     public long liveBytes() {
-        return liveBytes.get();
+        return sum(Stripe.LIVE_BYTES);
     }
 
     /**
@@ -351,7 +347,7 @@ public final class Export {
      * @return the count
      */
     public long allocations() {
-        return allocations.get();
+        return sum(Stripe.ALLOCATIONS);
     }
 
     /**
@@ -360,7 +356,7 @@ public final class Export {
      * @return the count
      */
     public long reallocations() {
-        return reallocations.get();
+        return sum(Stripe.REALLOCATIONS);
     }
 
     /**
@@ -369,7 +365,7 @@ public final class Export {
      * @return the count
      */
     public long frees() {
-        return frees.get();
+        return sum(Stripe.FREES);
     }
 
     /**
@@ -442,6 +438,284 @@ public final class Export {
      */
     public String lastAnomaly() {
         return lastAnomaly;
+    }
+
+    private long sum(int figure) {
+        long n = 0;
+        for (Stripe st : stripes) {
+            n += st.figure(figure);
+        }
+        return n;
+    }
+
+    /**
+     * One stripe of the live-block table: an open-addressing map of addresses (never 0) to sizes
+     * with linear probing and backward-shift deletion, its counts, and the addresses it freed last
+     * (an address always falls in the same stripe, so a double free is told from a foreign one as
+     * long as the address is among its stripe's last {@code FREED_MEMORY / STRIPES}). Every method
+     * holds the stripe's lock.
+     */
+    private static final class Stripe {
+        static final int LIVE_BYTES = 0;
+        static final int ALLOCATIONS = 1;
+        static final int REALLOCATIONS = 2;
+        static final int FREES = 3;
+
+        private long[] keys = new long[16];
+        private long[] values = new long[16];
+        private int count;
+        private long liveBytes;
+        private long allocations;
+        private long reallocations;
+        private long frees;
+        private final long[] freed = new long[FREED_MEMORY / STRIPES];
+        private int freedCursor;
+
+        private static final VarHandle LOCK;
+
+        static {
+            try {
+                LOCK = MethodHandles.lookup().findVarHandle(Stripe.class, "locked", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /**
+         * The stripe's lock: a compare-and-set to take it and a release store to give it back,
+         * where {@code synchronized} costs two compare-and-sets. Held for a few loads and stores
+         * (and, rarely, the table's growth); a waiter spins, then yields.
+         */
+        @SuppressWarnings("unused") // through LOCK
+        private volatile int locked;
+
+        private void lock() {
+            if (!LOCK.compareAndSet(this, 0, 1)) {
+                for (int spins = 0; !LOCK.compareAndSet(this, 0, 1); spins++) {
+                    if (spins < 64) {
+                        Thread.onSpinWait();
+                    } else {
+                        Thread.yield();
+                    }
+                }
+            }
+        }
+
+        private void unlock() {
+            LOCK.setRelease(this, 0);
+        }
+
+        private int slot(long address) {
+            return (int) ((address * 0xC2B2AE3D27D4EB4FL) >>> 40) & (keys.length - 1);
+        }
+
+        int count() {
+            lock();
+            try {
+                return count;
+            } finally {
+                unlock();
+            }
+        }
+
+        long figure(int which) {
+            lock();
+            try {
+                return switch (which) {
+                    case LIVE_BYTES -> liveBytes;
+                    case ALLOCATIONS -> allocations;
+                    case REALLOCATIONS -> reallocations;
+                    default -> frees;
+                };
+            } finally {
+                unlock();
+            }
+        }
+
+        long get(long address) {
+            lock();
+            try {
+                int i = find(address);
+                return i < 0 ? -1 : values[i];
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Records a block (replacing a size recorded for the address); counts an allocation if asked. */
+        void put(long address, long size, boolean allocation) {
+            lock();
+            try {
+                int i = find(address);
+                if (i >= 0) {
+                    liveBytes += size - values[i];
+                    values[i] = size;
+                } else {
+                    insert(address, size);
+                    liveBytes += size;
+                }
+                if (allocation) {
+                    allocations++;
+                }
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Puts back a block {@link #remove} took out (a realloc that failed). */
+        void putBack(long address, long size) {
+            lock();
+            try {
+                insert(address, size);
+                liveBytes += size;
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Takes a block out for a realloc; its size, or -1 if not live. */
+        long remove(long address) {
+            lock();
+            try {
+                int i = find(address);
+                if (i < 0) {
+                    return -1;
+                }
+                long size = values[i];
+                delete(i);
+                liveBytes -= size;
+                return size;
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Counts a realloc that succeeded, and remembers the old address if the block moved (0: not). */
+        void reallocated(long movedFrom) {
+            lock();
+            try {
+                reallocations++;
+                if (movedFrom != 0) {
+                    remember(movedFrom);
+                }
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Takes a block out for a free and counts it; its size, or -1 if not live. */
+        long free(long address) {
+            lock();
+            try {
+                int i = find(address);
+                if (i < 0) {
+                    return -1;
+                }
+                long size = values[i];
+                delete(i);
+                liveBytes -= size;
+                frees++;
+                remember(address);
+                return size;
+            } finally {
+                unlock();
+            }
+        }
+
+        /** Takes a block out if it is recorded with this size (an allocation refused after close). */
+        boolean removeIf(long address, long size) {
+            lock();
+            try {
+                int i = find(address);
+                if (i < 0 || values[i] != size) {
+                    return false;
+                }
+                delete(i);
+                liveBytes -= size;
+                allocations--;
+                return true;
+            } finally {
+                unlock();
+            }
+        }
+
+        boolean wasFreed(long address) {
+            lock();
+            try {
+                for (long f : freed) {
+                    if (f == address) {
+                        return true;
+                    }
+                }
+                return false;
+            } finally {
+                unlock();
+            }
+        }
+
+        private void remember(long address) {
+            freed[freedCursor] = address;
+            freedCursor = (freedCursor + 1) % freed.length;
+        }
+
+        private int find(long address) {
+            int mask = keys.length - 1;
+            for (int i = slot(address); ; i = (i + 1) & mask) {
+                long k = keys[i];
+                if (k == address) {
+                    return i;
+                }
+                if (k == 0) {
+                    return -1;
+                }
+            }
+        }
+
+        private void insert(long address, long size) {
+            if (2 * (count + 1) > keys.length) {
+                grow();
+            }
+            int mask = keys.length - 1;
+            int i = slot(address);
+            while (keys[i] != 0) {
+                i = (i + 1) & mask;
+            }
+            keys[i] = address;
+            values[i] = size;
+            count++;
+        }
+
+        private void grow() {
+            long[] oldKeys = keys;
+            long[] oldValues = values;
+            keys = new long[oldKeys.length * 2];
+            values = new long[oldKeys.length * 2];
+            count = 0;
+            for (int i = 0; i < oldKeys.length; i++) {
+                if (oldKeys[i] != 0) {
+                    insert(oldKeys[i], oldValues[i]);
+                }
+            }
+        }
+
+        /** Empties slot {@code i}, shifting back the entries of its probe run (no tombstones). */
+        private void delete(int i) {
+            int mask = keys.length - 1;
+            int hole = i;
+            for (int j = (i + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
+                int home = slot(keys[j]);
+                // keys[j] may move to the hole if its home is not cyclically in (hole, j]
+                boolean stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+                if (!stays) {
+                    keys[hole] = keys[j];
+                    values[hole] = values[j];
+                    hole = j;
+                }
+            }
+            keys[hole] = 0;
+            values[hole] = 0;
+            count--;
+        }
     }
 
     @Override

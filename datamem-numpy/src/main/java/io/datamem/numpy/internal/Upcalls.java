@@ -65,17 +65,41 @@ public final class Upcalls {
         return NEXT_ID.getAndIncrement();
     }
 
+    /**
+     * {@link #EXPORTS}' entries of the ids below its length, as an array the upcalls index instead
+     * of looking up a boxed key: copied on every change (exports are made and closed rarely), so a
+     * reader sees a consistent array without a lock.
+     */
+    private static volatile Object[] byId = new Object[64];
+    private static final int MAX_INDEXED_ID = 4096;
+
     static void register(Export export) {
         EXPORTS.values().removeIf(v -> v instanceof WeakReference<?> w && w.refersTo(null));
-        EXPORTS.put(export.id(), export);
+        put(export.id(), export);
     }
 
     static void strengthen(Export export) {
-        EXPORTS.put(export.id(), export);
+        put(export.id(), export);
     }
 
     static void weaken(Export export) {
-        EXPORTS.put(export.id(), new WeakReference<>(export));
+        put(export.id(), new WeakReference<>(export));
+    }
+
+    private static synchronized void put(long id, Object entry) {
+        EXPORTS.put(id, entry);
+        if (id < MAX_INDEXED_ID) {
+            Object[] table = byId;
+            Object[] next = java.util.Arrays.copyOf(table, id < table.length ? table.length
+                    : (int) Math.min(MAX_INDEXED_ID, Long.highestOneBit(id) << 1));
+            for (int i = 0; i < next.length; i++) {   // drop collected exports, as EXPORTS did
+                if (next[i] instanceof WeakReference<?> w && w.refersTo(null)) {
+                    next[i] = null;
+                }
+            }
+            next[(int) id] = entry;
+            byId = next;
+        }
     }
 
     /**
@@ -89,7 +113,9 @@ public final class Upcalls {
     }
 
     private static Export find(MemorySegment ctx) {
-        Object o = EXPORTS.get(ctx.address());
+        long id = ctx.address();
+        Object[] table = byId;
+        Object o = id > 0 && id < table.length ? table[(int) id] : EXPORTS.get(id);
         if (o instanceof Export e) {
             return e;
         }
