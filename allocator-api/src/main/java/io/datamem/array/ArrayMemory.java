@@ -387,6 +387,19 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         exports++;
     }
 
+    /**
+     * {@link #pinExport(int, Object)}, and under the same lock {@link #data} (when asked): the pin
+     * is taken only if the segment could be.
+     *
+     * @return the segment, or null without {@code withData}
+     */
+    synchronized MemorySegment pinExport(int gen, Object who, boolean withData, long oldAddress, long oldByteSize) {
+        checkLive(gen, who);
+        MemorySegment d = withData ? data(gen, oldAddress, oldByteSize) : null;
+        exports++;
+        return d;
+    }
+
     synchronized void unpinExport() {
         if (exports <= 0) {
             throw new IllegalStateException(description() + ": no export to release");

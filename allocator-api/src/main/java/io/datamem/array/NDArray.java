@@ -653,6 +653,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         if (d == null) {
             throw onDevice();
         }
+        return ownRange(d);
+    }
+
+    /** This array's range of {@code d}, a segment over the whole block: read-only if the array is. */
+    private MemorySegment ownRange(MemorySegment d) {
         if (readOnly) {
             d = d.asReadOnly();
         }
@@ -1690,15 +1695,18 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     @Override
     public BufferView getBuffer(int flags) {
-        checkLive();
-        bufferRequest(flags).validate();
+        if (memory.liveGenerationPlain() != accessGeneration) {
+            checkLive();   // closed, resized or foreign: says so before the request is looked at
+        }
+        // Validated (and its arrays copied for the view) before anything is pinned
+        BufferView.Builder b = bufferRequest(flags).fill();
         MemoryTraits traits = memory.traits;
         boolean onDevice = !traits.hostAccessible();
-        // Pinned before the address and segment are read: a close or resize either happened before
+        // Pinned, and the segment read, under one lock: a close or resize either happened before
         // (the pin fails) or waits for the view's release (it is refused meanwhile).
-        retainExport();
+        MemorySegment whole = retainExport(!onDevice);
         try {
-            BufferView.Builder b = bufferRequest(flags).fill().releaseAction(this::releaseExport);
+            b.releaseAction(this::releaseExport);
             if (onDevice) {
                 BufferDeviceHook hook = traits.hook(BufferDeviceHook.class).orElseThrow(() -> new BufferException(
                         this + " is " + traits.kind() + " memory on " + traits.device() + ", but handler '"
@@ -1708,7 +1716,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 DeviceInfo info = hook.deviceInfo(block, traits);
                 b.device(hook.bufferDeviceId(), info);
             } else {
-                b.segment(segment());
+                b.segment(ownRange(whole));
             }
             return b.build();
         } catch (RuntimeException | Error e) {
@@ -1716,6 +1724,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw e;
         }
     }
+
 
     /** The request checked against this array's memory, as {@link BufferRequest} does for any exporter. */
     private BufferRequest bufferRequest(int flags) {
@@ -1848,6 +1857,20 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     void retainExport() {
         checkOpen();
         memory.pinExport(generation, this);
+    }
+
+    /**
+     * {@link #retainExport()}, and under the same lock the segment over the whole block that may go
+     * to any thread, as {@link #segment()} takes it.
+     *
+     * @param withData whether to take the segment (false for memory the host cannot access)
+     * @return the segment, or null without {@code withData}
+     * @throws IllegalStateException if the array or its memory is closed, or the memory was resized
+     * @throws WrongThreadException  if the memory is confined to another thread
+     */
+    private MemorySegment retainExport(boolean withData) {
+        checkOpen();
+        return memory.pinExport(generation, this, withData, dataAddress, dataByteSize);
     }
 
     /**
