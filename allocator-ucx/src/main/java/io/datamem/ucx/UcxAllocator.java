@@ -8,9 +8,13 @@ import java.util.Objects;
 
 /**
  * The {@code ucx} leaf allocator: UCX allocates registered memory ({@code ucp_mem_map} with
- * {@code UCP_MEM_MAP_ALLOCATE}, by the first of {@link UcxContext#ALLOC_PRIO} that works here:
- * transparent huge pages or anonymous {@code mmap} (whole pages); never UCX's default {@code md:sysv} or
- * {@code md:posix}, which allocate in {@code /dev/shm} and fill it for a huge request) and frees it with {@code ucp_mem_unmap}. Every block is registered from birth, so it can be
+ * {@code UCP_MEM_MAP_ALLOCATE}, by the first of the context's
+ * {@linkplain UcxContext.Options#allocationMethods() allocation methods} that works here: by default
+ * {@link UcxContext#ALLOC_PRIO}, transparent huge pages or anonymous {@code mmap} (whole pages), not
+ * UCX's default {@code md:sysv} first, which allocates in shared memory and fills it for a huge
+ * request; a context opened with {@link UcxContext#SHARED_MEMORY_ALLOC_PRIO} allocates in POSIX
+ * shared memory first, so that peers on this host put into its blocks with one copy) and frees it
+ * with {@code ucp_mem_unmap}. Every block is registered from birth, so it can be
  * {@linkplain UcxContext#export exported} and transferred without a registration. Returns NULL when
  * UCX cannot allocate; frees only blocks it allocated.
  */

@@ -47,24 +47,41 @@ public final class UcxContext implements AutoCloseable {
      * @param timeout    the longest a blocking call waits for its operation
      * @param name       the context's name, in messages and UCX's logs
      * @param progressThread whether a daemon thread drives the worker while no call does: needed
-     *                   for a process that only exposes memory (over TCP a peer's put and get
-     *                   complete only while the target's worker progresses); it backs off to a
-     *                   sleep of 200 µs when idle
+     *                   for a process that only exposes memory (over TCP, and over shared memory
+     *                   for memory UCX did not allocate, a peer's put and get complete only while
+     *                   the target's worker progresses)
+     * @param progressSpin how long the progress thread keeps polling an idle worker before it
+     *                   starts to back off (doubling sleeps up to 200 µs): zero backs off at once
+     *                   (the least CPU), longer keeps a burst of transfers at polling latency for
+     *                   the price of a core while it spins
+     * @param allocationMethods the value of UCX's {@code ALLOC_PRIO} for this context: how
+     *                   {@code ucp_mem_map} allocates the blocks of the {@code ucx} allocator
+     *                   ({@link #ALLOC_PRIO} by default; {@link #SHARED_MEMORY_ALLOC_PRIO} puts
+     *                   them in shared memory that peers on this host map, so that a put into them
+     *                   is one copy by the sender with no work at the target)
      */
-    public record Options(String transports, Duration timeout, String name, boolean progressThread) {
+    public record Options(String transports, Duration timeout, String name, boolean progressThread,
+                          Duration progressSpin, String allocationMethods) {
 
         /**
          * Validates the components.
          *
-         * @throws NullPointerException     if {@code timeout} or {@code name} is null
-         * @throws IllegalArgumentException if {@code timeout} is not positive, {@code transports}
-         *                                  is blank or {@code name} is blank
+         * @throws NullPointerException     if {@code timeout}, {@code name}, {@code progressSpin}
+         *                                  or {@code allocationMethods} is null
+         * @throws IllegalArgumentException if {@code timeout} is not positive, {@code progressSpin}
+         *                                  is negative, {@code transports} is blank, {@code name}
+         *                                  is blank or {@code allocationMethods} is blank
          */
         public Options {
             Objects.requireNonNull(timeout, "timeout");
             Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(progressSpin, "progressSpin");
+            Objects.requireNonNull(allocationMethods, "allocationMethods");
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeout: " + timeout + " (expected: > 0)");
+            }
+            if (progressSpin.isNegative()) {
+                throw new IllegalArgumentException("progressSpin: " + progressSpin + " (expected: >= 0)");
             }
             if (transports != null && transports.isBlank()) {
                 throw new IllegalArgumentException("transports: '' (expected: null for UCX's default, or a UCX_TLS"
@@ -73,11 +90,31 @@ public final class UcxContext implements AutoCloseable {
             if (name.isBlank()) {
                 throw new IllegalArgumentException("name: '' (expected: a name)");
             }
+            if (allocationMethods.isBlank()) {
+                throw new IllegalArgumentException("allocationMethods: '' (expected: a UCX ALLOC_PRIO value such as "
+                        + ALLOC_PRIO + ")");
+            }
+        }
+
+        /**
+         * The first four components, with the default {@code progressSpin} and
+         * {@code allocationMethods}.
+         *
+         * @param transports     see the record
+         * @param timeout        see the record
+         * @param name           see the record
+         * @param progressThread see the record
+         * @throws NullPointerException     if {@code timeout} or {@code name} is null
+         * @throws IllegalArgumentException as the canonical constructor
+         */
+        public Options(String transports, Duration timeout, String name, boolean progressThread) {
+            this(transports, timeout, name, progressThread, DEFAULT_PROGRESS_SPIN, ALLOC_PRIO);
         }
 
         /**
          * The defaults: UCX's transports, a 30-second timeout, the name {@code datamem}, a progress
-         * thread.
+         * thread that polls for {@link #DEFAULT_PROGRESS_SPIN} before backing off, allocation by
+         * {@link #ALLOC_PRIO}.
          *
          * @return the defaults
          */
@@ -93,7 +130,7 @@ public final class UcxContext implements AutoCloseable {
          * @throws IllegalArgumentException if {@code transports} is blank
          */
         public Options withTransports(String transports) {
-            return new Options(transports, timeout, name, progressThread);
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
         }
 
         /**
@@ -105,7 +142,7 @@ public final class UcxContext implements AutoCloseable {
          * @throws IllegalArgumentException if {@code timeout} is not positive
          */
         public Options withTimeout(Duration timeout) {
-            return new Options(transports, timeout, name, progressThread);
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
         }
 
         /**
@@ -117,7 +154,7 @@ public final class UcxContext implements AutoCloseable {
          * @throws IllegalArgumentException if {@code name} is blank
          */
         public Options withName(String name) {
-            return new Options(transports, timeout, name, progressThread);
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
         }
 
         /**
@@ -127,12 +164,48 @@ public final class UcxContext implements AutoCloseable {
          * @return the new options
          */
         public Options withProgressThread(boolean progressThread) {
-            return new Options(transports, timeout, name, progressThread);
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
+        }
+
+        /**
+         * These options with another spin before the progress thread backs off.
+         *
+         * @param progressSpin how long it polls an idle worker; zero backs off at once
+         * @return the new options
+         * @throws NullPointerException     if {@code progressSpin} is null
+         * @throws IllegalArgumentException if {@code progressSpin} is negative
+         */
+        public Options withProgressSpin(Duration progressSpin) {
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
+        }
+
+        /**
+         * These options with other allocation methods for the {@code ucx} allocator.
+         *
+         * @param allocationMethods a UCX {@code ALLOC_PRIO} value, such as {@link #ALLOC_PRIO} or
+         *                          {@link #SHARED_MEMORY_ALLOC_PRIO}
+         * @return the new options
+         * @throws NullPointerException     if {@code allocationMethods} is null
+         * @throws IllegalArgumentException if {@code allocationMethods} is blank
+         */
+        public Options withAllocationMethods(String allocationMethods) {
+            return new Options(transports, timeout, name, progressThread, progressSpin, allocationMethods);
         }
     }
 
-    /** UCX's {@code ALLOC_PRIO} for every context: how {@code ucp_mem_map} allocates (see {@link UcxAllocator}). */
+    /** UCX's {@code ALLOC_PRIO} by default: how {@code ucp_mem_map} allocates (see {@link UcxAllocator}). */
     public static final String ALLOC_PRIO = "thp,mmap";
+
+    /**
+     * An {@code ALLOC_PRIO} that allocates in POSIX shared memory first ({@code md:posix}: a file
+     * in {@code /dev/shm} that UCX unlinks at once, peers open it through {@code /proc/PID/fd}),
+     * then as {@link #ALLOC_PRIO}: a peer on this host maps such a block, so a put into it is one
+     * copy by the sender.
+     */
+    public static final String SHARED_MEMORY_ALLOC_PRIO = "md:posix," + ALLOC_PRIO;
+
+    /** The progress thread's default spin before it backs off. */
+    public static final Duration DEFAULT_PROGRESS_SPIN = Duration.ZERO;
 
     private static final AtomicLong KEY_IDS = new AtomicLong();
     private static final Object SHARED_LOCK = new Object();
@@ -143,7 +216,7 @@ public final class UcxContext implements AutoCloseable {
     private final String id;
     private final MemorySegment context;
     private final MemorySegment worker;
-    private final ReentrantLock workerLock = new ReentrantLock();
+    private final WorkerLock workerLock = new WorkerLock();
     private final ConcurrentSkipListMap<Long, UcxRegistration> registrations = new ConcurrentSkipListMap<>();
     private final Set<UcxEndpoint> endpoints = ConcurrentHashMap.newKeySet();
     private final AtomicLong cacheHits = new AtomicLong();
@@ -160,22 +233,78 @@ public final class UcxContext implements AutoCloseable {
                 .start(this::progressLoop) : null;
     }
 
+    /**
+     * Drives the worker while no caller does: polls it while events come and for
+     * {@link Options#progressSpin()} after the last, then sleeps, backing off to 200 µs; it leaves
+     * the worker alone while a caller holds or wants it.
+     */
     private void progressLoop() {
+        long spinNanos = options.progressSpin().toNanos();
+        long lastEvent = System.nanoTime();
         long idleNanos = 0;
         while (!closed) {
             int events = 0;
-            if (workerLock.tryLock()) {
+            boolean driven = !workerLock.tryLockForProgress();
+            if (!driven) {
                 try {
                     if (closed) {
                         return;
                     }
                     events = Ucp.workerProgress(worker);
                 } finally {
-                    workerLock.unlock();
+                    workerLock.unlockForProgress();
                 }
             }
-            idleNanos = events > 0 ? 0 : Math.min(200_000, idleNanos * 2 + 1_000);
-            java.util.concurrent.locks.LockSupport.parkNanos(idleNanos);
+            if (!driven && events > 0) {
+                lastEvent = System.nanoTime();
+                idleNanos = 0;
+            } else if (!driven && System.nanoTime() - lastEvent < spinNanos) {
+                Thread.onSpinWait();   // a burst of transfers keeps going at polling latency
+            } else {
+                // idle, or a caller drives the worker until its operation completes (spinning
+                // beside it would only take its core)
+                idleNanos = Math.min(200_000, idleNanos * 2 + 1_000);
+                java.util.concurrent.locks.LockSupport.parkNanos(idleNanos);
+            }
+        }
+    }
+
+    /**
+     * The lock that serialises worker calls. A caller that wants it spins briefly before it blocks
+     * (the progress thread holds it for one {@code ucp_worker_progress}, a few µs, and a parked
+     * caller would wait tens of µs more to be woken), and the progress thread leaves the worker to
+     * callers: it takes the lock only while none holds or wants it.
+     */
+    static final class WorkerLock extends ReentrantLock {
+        private static final long SPIN_NANOS = 20_000;
+        private final java.util.concurrent.atomic.AtomicInteger callers =
+                new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public void lock() {
+            callers.incrementAndGet();
+            long until = System.nanoTime() + SPIN_NANOS;
+            while (!tryLock()) {
+                if (System.nanoTime() - until > 0) {
+                    super.lock();
+                    return;
+                }
+                Thread.onSpinWait();
+            }
+        }
+
+        @Override
+        public void unlock() {
+            super.unlock();
+            callers.decrementAndGet();
+        }
+
+        boolean tryLockForProgress() {
+            return callers.get() == 0 && tryLock();
+        }
+
+        void unlockForProgress() {
+            super.unlock();
         }
     }
 
@@ -239,8 +368,9 @@ public final class UcxContext implements AutoCloseable {
                 // UCX's default order starts with md:sysv and md:posix, which put blocks of the ucx
                 // allocator in /dev/shm (tmpfs): a huge request fills it, and a killed process leaves
                 // its file behind. Anonymous mappings go back to the OS with the process.
-                check(Ucp.configModify(config, arena.allocateFrom("ALLOC_PRIO"), arena.allocateFrom(ALLOC_PRIO)),
-                        "ucp_config_modify(ALLOC_PRIO=" + ALLOC_PRIO + ")", null, 0);
+                check(Ucp.configModify(config, arena.allocateFrom("ALLOC_PRIO"),
+                        arena.allocateFrom(options.allocationMethods())),
+                        "ucp_config_modify(ALLOC_PRIO=" + options.allocationMethods() + ")", null, 0);
                 if (options.transports() != null) {
                     check(Ucp.configModify(config, arena.allocateFrom("TLS"), arena.allocateFrom(options.transports())),
                             "ucp_config_modify(TLS=" + options.transports() + ")", null, 0);

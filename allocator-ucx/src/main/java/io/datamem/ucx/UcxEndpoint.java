@@ -92,7 +92,31 @@ public final class UcxEndpoint implements AutoCloseable {
         }
     }
 
+    /** UCX 1.13's transports within a host, none of which has a peer failure handler. */
+    private static final java.util.Set<String> HOST_ONLY_TRANSPORTS = java.util.Set.of("sm", "shm", "mm", "posix",
+            "sysv", "cma", "knem", "xpmem", "self");
+
+    /**
+     * Whether a {@code TLS} value names only transports within a host: then the endpoint is created
+     * without peer failure handling at once, instead of after UCX refused it (and logged an error).
+     */
+    static boolean hostOnly(String transports) {
+        if (transports == null) {
+            return false;
+        }
+        for (String t : transports.split(",")) {
+            String name = t.strip();
+            if (name.startsWith("^") || !HOST_ONLY_TRANSPORTS.contains(name)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName) {
+        if (hostOnly(context.options().transports())) {
+            return create(context, peerAddress, peerName, false);
+        }
         try {
             return create(context, peerAddress, peerName, true);
         } catch (UcxException e) {
