@@ -165,6 +165,33 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         denseRows2 = f64 && n == 2 && stride1 == Double.BYTES && stride0 == columns2 * Double.BYTES ? rows2 : 0;
     }
 
+    /**
+     * {@code i}, checked against {@link #denseLength1}: the JDK's range check, which loop
+     * predication moves out of a loop (a comparison of its own would keep the store loops of
+     * {@code setDouble} from being vectorised).
+     */
+    private long denseIndex1(long i) {
+        try {
+            return Objects.checkIndex(i, denseLength1);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i);
+        }
+    }
+
+    /** The byte offset from {@link #offset} of element {@code [i, j]} of a dense float64 matrix, checked. */
+    private long denseIndex2(long i, long j) {
+        long columns = columns2;
+        try {
+            Objects.checkIndex(i, denseRows2);
+            Objects.checkIndex(j, columns);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i, j);
+        }
+        // i × (row bytes) + j × 8: the inner loop's address is then an invariant plus j × 8, which
+        // the vectoriser recognises ((i × columns + j) << 3 it did not: a fill loop ran 2.3× slower)
+        return i * (columns << 3) + (j << 3);
+    }
+
     /** The byte offset of element {@code [i]} of a 1-axis array: one range check on the fields. */
     private long offset1(long i) {
         try {
@@ -872,8 +899,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i) {
         MemorySegment d = elementData();
-        if (i >= 0 && i < denseLength1) {
-            long off = offset + (i << 3);
+        if (denseLength1 != 0) {
+            long off = offset + (denseIndex1(i) << 3);
             try {
                 return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
             } catch (IllegalStateException | WrongThreadException e) {
@@ -902,8 +929,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i) {
         MemorySegment d = writableElementData();
-        if (i >= 0 && i < denseLength1) {
-            long off = offset + (i << 3);
+        if (denseLength1 != 0) {
+            long off = offset + (denseIndex1(i) << 3);
             try {
                 d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
             } catch (IllegalStateException | WrongThreadException e) {
@@ -934,9 +961,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public double getDouble(long i, long j) {
         MemorySegment d = elementData();
-        long columns = columns2;
-        if (i >= 0 && i < denseRows2 && j >= 0 && j < columns) {
-            long off = offset + ((i * columns + j) << 3);
+        if (denseRows2 != 0) {
+            long off = offset + denseIndex2(i, j);
             try {
                 return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
             } catch (IllegalStateException | WrongThreadException e) {
@@ -966,9 +992,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     public void setDouble(double value, long i, long j) {
         MemorySegment d = writableElementData();
-        long columns = columns2;
-        if (i >= 0 && i < denseRows2 && j >= 0 && j < columns) {
-            long off = offset + ((i * columns + j) << 3);
+        if (denseRows2 != 0) {
+            long off = offset + denseIndex2(i, j);
             try {
                 d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
             } catch (IllegalStateException | WrongThreadException e) {
