@@ -120,6 +120,44 @@ class FixedArityAccessTest {
         }
     }
 
+    @Test
+    void theDenseFloat64PathChecksAsTheGeneralOne() throws Exception {
+        try (NDArray m = NDArray.zeros(DType.FLOAT64, 3, 4); NDArray v = NDArray.zeros(DType.FLOAT64, 12)) {
+            for (long i = 0; i < 3; i++) {
+                for (long j = 0; j < 4; j++) {
+                    m.setDouble(i * 4 + j, i, j);
+                    v.setDouble(i * 4 + j, i * 4 + j);
+                }
+            }
+            for (long bad : new long[] {Long.MIN_VALUE, -1, 12, Long.MAX_VALUE}) {
+                assertEquals("index " + bad + " is out of bounds for axis 0 with size 12",
+                        assertThrows(IndexOutOfBoundsException.class, () -> v.getDouble(bad)).getMessage());
+                assertThrows(IndexOutOfBoundsException.class, () -> v.setDouble(0, bad));
+            }
+            assertEquals("index 4 is out of bounds for axis 1 with size 4",
+                    assertThrows(IndexOutOfBoundsException.class, () -> m.getDouble(0, 4)).getMessage());
+            assertEquals("index -1 is out of bounds for axis 0 with size 3",
+                    assertThrows(IndexOutOfBoundsException.class, () -> m.setDouble(0, -1, 0)).getMessage());
+            // Rows that are not C-contiguous (columns 1 and 2 of each row): the general path
+            NDArray middle = m.slice(Slice.all(), Slice.range(1, 3));
+            for (long i = 0; i < 3; i++) {
+                assertEquals(i * 4 + 1, middle.getDouble(i, 0));
+                assertEquals(i * 4 + 2, middle.getDouble(i, 1));
+            }
+            assertThrows(IndexOutOfBoundsException.class, () -> middle.getDouble(0, 2));
+            middle.setDouble(-1, 2, 1);
+            assertEquals(-1, m.getDouble(2, 2));
+            // Another thread after this one's local segment: the access retries on the shared one
+            Thread other = Thread.ofPlatform().start(() -> {
+                v.setDouble(42, 11);
+                m.setDouble(43, 2, 3);
+            });
+            other.join();
+            assertEquals(42, v.getDouble(11));
+            assertEquals(43, m.getDouble(2, 3));
+        }
+    }
+
     private static String message(Runnable r) {
         return assertThrows(IllegalArgumentException.class, r::run).getMessage();
     }
