@@ -26,12 +26,17 @@ final class ArrayLayout {
         if (shape.length > NDArray.MAX_NDIM) {
             throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + NDArray.MAX_NDIM + ")");
         }
+        // One pass that checks and copies: clone() of a short array is a call to the copy stub, which
+        // cost more than the loop for the few axes arrays have
+        long[] copy = new long[shape.length];
         for (int i = 0; i < shape.length; i++) {
-            if (shape[i] < 0) {
-                throw new IllegalArgumentException("shape[" + i + "]: " + shape[i] + " (expected: >= 0)");
+            long d = shape[i];
+            if (d < 0) {
+                throw new IllegalArgumentException("shape[" + i + "]: " + d + " (expected: >= 0)");
             }
+            copy[i] = d;
         }
-        return shape.clone();
+        return copy;
     }
 
     /** A copy of {@code strides}, after checking that there is one per axis. */

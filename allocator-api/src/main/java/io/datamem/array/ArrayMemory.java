@@ -7,7 +7,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.lang.ref.Cleaner;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
@@ -21,23 +20,26 @@ import java.util.concurrent.atomic.AtomicLong;
  * The memory behind an owning array and its views: the handler that frees it, the block and its
  * allocated size, and the arenas whose closing invalidates every segment handed out over it.
  *
- * <p>Segments are made when Java code first needs them, in two kinds of arena:
+ * <p>Element access reaches the block in one of two ways, each made when first needed:
  * <ul>
- *   <li>a <em>local</em> arena, confined to the thread that created the array, made when that
- *       thread first reads or writes elements through the array's accessors. Closing a confined arena costs next to nothing; a shared one makes
- *       the JDK synchronise with every thread (a handshake of tens of microseconds). Arrays that one
- *       thread creates, fills, reads and closes, the common case, never pay for a shared arena;</li>
- *   <li>a <em>shared</em> arena, made when another thread accesses the elements, and for
- *       {@code segment()} and exports (user code may hand those to any thread).</li>
+ *   <li>on the thread that created the array, through its <em>local</em> segment: a segment over
+ *       the block in no arena at all (the global scope), which never leaves the array's accessors
+ *       and is used only after they checked that the calling thread is its owner
+ *       ({@link #localOwner}) and the generation is live. It costs nothing to make or to drop:
+ *       arrays that one thread creates, fills, reads and closes, the common case, make no arena;</li>
+ *   <li>on any other thread, and for {@code segment()} and exports (user code may hand those to any
+ *       thread), through a <em>shared</em> arena's segment, whose close makes the JDK synchronise
+ *       with every thread (a handshake of tens of microseconds) so that no access through it is in
+ *       progress when the block goes back.</li>
  * </ul>
- * A close or resize closes both before the block goes back. A local arena can be closed only by
- * its thread: when another thread closes (or resizes) memory that has one,
- * the array is closed at once (every accessor checks {@link #liveGeneration}) but the block is
- * <em>retired</em> to that thread, which closes the arena and frees the block the next time it
- * creates or closes an array; a thread that has ended can no longer touch the segment, so its
- * retired blocks are freed by whichever thread notices. A leaked array's local arena is left to
- * the garbage collector: its block is freed once no segment over it is reachable. Memory is thus
- * never returned while a segment can still reach it.
+ * A close or resize closes the shared arena before the block goes back. The local segment has no
+ * arena to close; the owning thread cannot be inside an access while it closes or resizes. When
+ * another thread closes (or resizes) memory whose owner thread has a local segment, the array is
+ * closed at once (every accessor checks {@link #liveGeneration}) but the block is <em>retired</em>
+ * to the owner thread, which frees it the next time it creates or closes an array, outside any
+ * access; a thread that has ended can no longer access anything, so its retired blocks are freed
+ * by whichever thread notices. A leaked array's block is retired the same way. Memory is thus never
+ * returned while an access through a segment can still reach it.
  *
  * <p>{@code NDArray.confined()} makes the arena strictly confined instead: one thread only, no
  * shared arena ever.
@@ -50,20 +52,16 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
-    /** The cleaner of the rare paths (leaked blocks waiting for a segment's scope to be collected), made on first use. */
-    private static final class Rare {
-        static final Cleaner CLEANER = Cleaner.create(Thread.ofPlatform().name("datamem-array-cleaner").daemon(true)
-                .factory());
-    }
-
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
     /** {@link #liveGeneration} once a close has begun. */
     private static final int CLOSING = -1;
+    /** {@link #liveGeneration} while a resize, under the lock, moves the block. */
+    private static final int RESIZING = -2;
     /** The generation of a memory just made: what its owner is made for. */
     static final int FIRST_GENERATION = 1;
 
-    /** Blocks retired to the thread whose local arena still reaches them. */
+    /** Blocks retired to the thread whose local segment may still reach them. */
     private static final ConcurrentHashMap<Thread, ConcurrentLinkedQueue<Retired>> RETIRED = new ConcurrentHashMap<>();
     /** How many blocks wait in {@link #RETIRED}: the creation path looks only at this. */
     private static final AtomicInteger RETIRED_COUNT = new AtomicInteger();
@@ -75,7 +73,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
     final DataMemHandler handler;   // null: foreign memory, never freed by datamem
     final MemoryTraits traits;
-    // The thread that created the array: the only one that gets a local arena (see the class comment).
+    // The thread that created the array: the only one that gets a local segment (see the class comment).
     private final Thread creator;
     // What the owner was, for leak reports and messages: built only when one is needed, since an
     // array is created far more often than it is reported.
@@ -84,26 +82,33 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
     /**
      * The generation arrays may use the memory at: {@link #generation} while open, {@link #CLOSING}
-     * once a close has begun. Element accessors compare it with their array's generation on every
+     * once a close has begun, {@link #RESIZING} while a resize moves the block. It is also what
+     * decides who closes: a close, the leak action and a resize each <em>claim</em> the memory by a
+     * compare-and-set from the live generation, so exactly one of them proceeds (see
+     * {@link #close()}). Element accessors compare it with their array's generation on every
      * access: a closed or resized memory is refused even through a segment whose arena another
      * thread must close. The accessors read it in plain mode ({@link #liveGenerationPlain()}): a
      * close that happens-before an access is seen by it, as the close's other writes are; an access
      * racing a close may still pass, and then reaches a block that is not yet returned, since the
-     * block goes back only after every arena over it is closed. A volatile read would order every
+     * block goes back only after every arena over it is closed and, when another thread's local
+     * segment may reach it, by that thread, outside any access. A volatile read would order every
      * later load after it: the compiler could then not keep the array's fields in registers across a
      * loop of accessor calls, and such a loop cost 2 ns per element instead of the segment's 0.08
      * (see docs/decisions.md). It is written in release mode for the same reasons: a volatile
      * write's full fence orders nothing this protocol needs (accesses that happen after a close see
-     * it through the synchronisation that orders them; racing ones are stopped by the arenas), and
+     * it through the synchronisation that orders them; racing ones are stopped by the arenas and the retiring of blocks), and
      * would cost one fence per array created and one per array closed.
      */
     volatile int liveGeneration;
 
     private static final VarHandle LIVE_GENERATION;
+    private static final VarHandle FREED;
 
     static {
         try {
-            LIVE_GENERATION = MethodHandles.lookup().findVarHandle(ArrayMemory.class, "liveGeneration", int.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            LIVE_GENERATION = lookup.findVarHandle(ArrayMemory.class, "liveGeneration", int.class);
+            FREED = lookup.findVarHandle(ArrayMemory.class, "freed", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -120,21 +125,35 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     // Bumped whenever the block is (re)attached: segments of an older generation are invalid.
     private int generation;
     // The shared arena and its segment over the block (or, when strictly confined, the confined
-    // ones). For foreign memory: the caller's segment, no arena.
-    private Arena arena;
+    // ones). For foreign memory: the caller's segment, no arena. Written under the lock; read by a
+    // close without it, after its claim (see close()).
+    private volatile Arena arena;
     private MemorySegment data;
-    // The local arena, confined to localOwner, and its segment (see the class comment).
-    private Arena local;
-    private MemorySegment localData;
-    private Thread localOwner;
-    private boolean freed;
+    /**
+     * The thread that may reach the block through a local segment (see the class comment): the
+     * creating thread from its first element access ({@link #grantLocal}), null before and once the
+     * block is detached from it. Granted without the lock, as a Dekker handshake with the closes
+     * and resizes, which take it: the grant writes this field, then reads {@link #liveGeneration};
+     * a close or resize writes {@link #liveGeneration}, then reads this field, both volatile, so
+     * that at least one sees the other: either the grant sees the close (and is refused) or the
+     * close sees the grant (and retires the block to this thread instead of freeing it).
+     */
+    private volatile Thread localOwner;
+    // Set once the block went back (or to whoever frees it: a retired block), or was given up; written
+    // in release mode, read volatile.
+    private volatile boolean freed;
     private boolean closedExplicitly;
-    private int exports;
-    // The thread the segments are strictly confined to (NDArray.confined()), or null.
-    private Thread confinedTo;
+    // Buffer exports and pins held. Changed under the lock; read by a close without it, after its claim.
+    private volatile int exports;
+    // The thread the segments are strictly confined to (NDArray.confined()), or null. Written under the
+    // lock, read by grantLocal without it.
+    private volatile Thread confinedTo;
 
-    /** A block that goes back once its thread closed the local arena over it. */
-    private record Retired(DataMemHandler handler, long address, long byteSize, Arena local, Thread owner) {
+    /**
+     * A block that goes back once the thread whose local segment (or strictly confined arena, which
+     * that thread then closes) reached it is outside any access.
+     */
+    private record Retired(DataMemHandler handler, long address, long byteSize, Arena confined, Thread owner) {
     }
 
     private ArrayMemory(NDArray owner, Registry registry, DataMemHandler handler, MemoryTraits traits, DType dtype,
@@ -182,13 +201,26 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     private void attach(long newAddress, long newAllocatedByteSize) {
         address = newAddress;
         allocatedByteSize = newAllocatedByteSize;
-        generation++;
-        LIVE_GENERATION.setRelease(this, generation);
         arena = null;
         data = null;
-        local = null;
-        localData = null;
         localOwner = null;
+        generation = generation == Integer.MAX_VALUE ? 1 : generation + 1;   // never CLOSING or RESIZING
+        // Last: a grant that sees this generation sees the fields above (and its own write of
+        // localOwner comes after the clearing)
+        LIVE_GENERATION.setRelease(this, generation);
+    }
+
+    /**
+     * Claims the memory for a close (or, with {@code state} {@link #RESIZING}, a resize): a
+     * compare-and-set of {@link #liveGeneration} from {@code live} to {@code state}, a full fence, so
+     * that {@link #localOwner}, {@link #exports}, {@link #arena} and {@link #confinedTo}, read after
+     * it, show every grant, pin, arena or confinement that did not see the claim (each publishes
+     * itself, then reads {@link #liveGeneration}).
+     *
+     * @return whether this thread claimed it
+     */
+    private boolean claim(int live, int state) {
+        return LIVE_GENERATION.compareAndSet(this, live, state);
     }
 
     synchronized long address() {
@@ -204,35 +236,45 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     }
 
     /**
-     * The host segment over the whole block for element access on the calling thread, for an array
-     * made at generation {@code gen} over {@code [oldAddress, oldAddress + oldByteSize)}: the local
-     * segment if this thread is (or now becomes) the local arena's thread, else the shared one (made
-     * now if none was yet); strictly confined memory gives its confined segment to its thread only.
-     * If the block is no longer that generation's, or is freed or being closed: a segment over the
-     * old range whose scope is closed, so that any access throws {@link IllegalStateException}, as a
-     * segment handed out before the close or resize does.
+     * Whether the calling thread may reach the block of generation {@code gen} through a local
+     * segment (see the class comment): it is, or now becomes, {@link #localOwner}, which only the
+     * thread that created the array can, while the memory is live for {@code gen}, datamem's,
+     * host-accessible and not strictly confined to another thread. Takes no lock (see
+     * {@link #localOwner}). The caller then makes the segment over the block it knows for
+     * {@code gen}, uses it on this thread only, inside accessors that first check
+     * {@link #liveGeneration}, and never hands it out.
+     *
+     * @return true if granted; false if this thread must use {@link #accessData} instead
+     */
+    boolean grantLocal(int gen) {
+        Thread me = Thread.currentThread();
+        if (me != creator || handler == null || !traits.hostAccessible()) {
+            return false;
+        }
+        if (localOwner != me) {
+            Thread confined = confinedTo;
+            if (confined != null && confined != me) {
+                return false;
+            }
+            localOwner = me;     // volatile write, then the volatile read below: see localOwner
+        }
+        return liveGeneration == gen;
+    }
+
+    /**
+     * The host segment over the whole block for element access on the calling thread when it has
+     * no {@linkplain #grantLocal local segment}, for an array made at generation {@code gen} over
+     * {@code [oldAddress, oldAddress + oldByteSize)}: the shared one (made now if none was yet);
+     * strictly confined memory gives its confined segment to its thread only. If the block is no
+     * longer that generation's, or is freed or being closed: a segment over the old range whose
+     * scope is closed, so that any access throws {@link IllegalStateException}, as a segment handed
+     * out before the close or resize does.
      *
      * @return the segment, or null if the host cannot access this memory
      * @throws WrongThreadException if the memory is strictly confined to another thread
      */
     synchronized MemorySegment accessData(int gen, long oldAddress, long oldByteSize) {
-        MemorySegment dead = deadOrNull(gen, oldAddress, oldByteSize);
-        if (dead != null || handler == null || !traits.hostAccessible()) {
-            return dead != null ? dead : handler == null ? data : null;
-        }
-        Thread me = Thread.currentThread();
-        if (confinedTo != null) {
-            return confinedData(me);
-        }
-        if (local == null && data == null && me == creator) {
-            local = Arena.ofConfined();
-            localOwner = me;
-            localData = MemorySegment.ofAddress(address).reinterpret(allocatedByteSize, local, null);
-        }
-        if (local != null && localOwner == me) {
-            return localData;
-        }
-        return sharedData();
+        return data(gen, oldAddress, oldByteSize);
     }
 
     /**
@@ -248,14 +290,30 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         if (dead != null || handler == null || !traits.hostAccessible()) {
             return dead != null ? dead : handler == null ? data : null;
         }
-        return confinedTo != null ? confinedData(Thread.currentThread()) : sharedData();
+        MemorySegment d = confinedTo != null ? confinedData(Thread.currentThread()) : sharedData();
+        if (liveGeneration == CLOSING) {
+            // A close claimed the memory without the lock before it could see the arena just published:
+            // it may free the block without closing that arena, so its segment must not be handed out
+            return deadSegment(oldAddress, oldByteSize);
+        }
+        return d;
     }
 
     // Under the lock: a closed segment over the old range, or null if gen may use the memory.
     private MemorySegment deadOrNull(int gen, long oldAddress, long oldByteSize) {
-        if (handler == null || !(freed || closedExplicitly || gen != generation)) {
+        if (handler == null || !(closed() || gen != generation)) {
             return null;
         }
+        return deadSegment(oldAddress, oldByteSize);
+    }
+
+    /** Under the lock: whether the memory is closed, or a close has claimed it. */
+    private boolean closed() {
+        return freed || closedExplicitly || liveGeneration == CLOSING;
+    }
+
+    /** A segment over a range whose scope is closed: any access through it throws {@link IllegalStateException}. */
+    private static MemorySegment deadSegment(long oldAddress, long oldByteSize) {
         Arena closed = Arena.ofConfined();
         MemorySegment dead = MemorySegment.ofAddress(oldAddress).reinterpret(oldByteSize, closed, null);
         closed.close();
@@ -294,7 +352,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      */
     synchronized boolean confine() {
         Thread me = Thread.currentThread();
-        if (freed || closedExplicitly) {
+        if (closed()) {
             throw new IllegalStateException(description() + " is closed");
         }
         if (confinedTo == me) {
@@ -304,18 +362,15 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             throw new IllegalStateException(description() + " is already confined to thread '"
                     + confinedTo.getName() + "'");
         }
-        if (data != null || (local != null && localOwner != me)) {
+        if (data != null || (localOwner != null && localOwner != me)) {
             throw new IllegalStateException(description() + "'s memory was already reached through a shared"
                     + " segment or from another thread; call confined() right after creating the array, before"
                     + " any access from elsewhere");
         }
-        confinedTo = me;
-        if (local != null) {   // this thread's local arena becomes the confined one
-            arena = local;
-            data = localData;
-            local = null;
-            localData = null;
-            localOwner = null;
+        confinedTo = me;   // a local segment of this thread's stays: it is confined to it already
+        if (liveGeneration == CLOSING) {   // a close claimed it meanwhile (see claim)
+            confinedTo = null;
+            throw new IllegalStateException(description() + " is closed");
         }
         return true;
     }
@@ -364,7 +419,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             }
             return null;
         }
-        if (freed || closedExplicitly) {
+        if (closed()) {
             return new IllegalStateException(who + " is closed: its memory was freed through handler '"
                     + handler.name() + "'");
         }
@@ -383,8 +438,18 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      * @throws IllegalStateException as {@link #checkLive}
      */
     synchronized void pinExport(int gen, Object who) {
-        checkLive(gen, who);
+        pin(gen, who);
+    }
+
+    // Under the lock: counts the pin first, then checks (a close that claimed without the lock sees the
+    // count, or this check sees its claim: see claim)
+    private void pin(int gen, Object who) {
         exports++;
+        IllegalStateException e = notLive(gen, who);
+        if (e != null) {
+            exports--;
+            throw e;
+        }
     }
 
     /**
@@ -394,10 +459,13 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      * @return the segment, or null without {@code withData}
      */
     synchronized MemorySegment pinExport(int gen, Object who, boolean withData, long oldAddress, long oldByteSize) {
-        checkLive(gen, who);
-        MemorySegment d = withData ? data(gen, oldAddress, oldByteSize) : null;
-        exports++;
-        return d;
+        pin(gen, who);
+        try {
+            return withData ? data(gen, oldAddress, oldByteSize) : null;
+        } catch (RuntimeException | Error e) {
+            exports--;
+            throw e;
+        }
     }
 
     synchronized void unpinExport() {
@@ -413,114 +481,208 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
     /**
      * Invalidates the segments over the block that can be invalidated from this thread, without
-     * freeing: the shared arena, and the local one if it is this thread's. Another thread's local
-     * arena stays open (only that thread can close it): the block must then stay where it is until
-     * it is {@linkplain #retireLocal() retired} to that thread.
+     * freeing: the shared arena, and the local segment if it is this thread's (this thread is not
+     * inside an access). Another thread's local segment may be in use by an access that passed its
+     * generation check before this close: the block must then stay where it is until it is
+     * {@linkplain #retireLocal() retired} to that thread. The caller has claimed the memory (see
+     * {@link #claim}) and restores {@link #liveGeneration} if this throws.
      *
      * @return true if no segment can reach the block any more; false if another thread's local
-     *         arena still can
+     *         segment still can
      * @throws IllegalStateException if a segment is acquired by a native call in progress
      * @throws WrongThreadException  if the memory is strictly confined to another thread
      */
     synchronized boolean invalidate() {
-        if (arena != null && arena.scope().isAlive()) {
+        Thread me = Thread.currentThread();
+        if (confinedTo != null && confinedTo != me && localOwner != null) {
+            throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
+                    + "': only that thread may close or resize it");
+        }
+        Arena a = arena;
+        if (a != null && a.scope().isAlive()) {
             try {
-                arena.close();
+                a.close();
             } catch (WrongThreadException e) {
                 throw new WrongThreadException(description() + " is confined to thread '" + confinedTo.getName()
                         + "': only that thread may close or resize it", e);
             }
         }
-        if (local != null && localOwner == Thread.currentThread()) {
-            local.close();
-            local = null;
-            localData = null;
+        if (localOwner == me) {
             localOwner = null;
         }
-        return local == null;
+        return localOwner == null;
     }
 
     /**
-     * Hands the block, with the other thread's local arena still over it, to that thread, which
-     * closes the arena and frees the block (see the class comment); detaches both from this memory.
-     * Call after {@link #invalidate()} returned false, before attaching another block.
+     * Hands the block, with the other thread's local segment still over it, to that thread, which
+     * frees it outside any access (see the class comment); detaches both from this memory. Call
+     * after {@link #invalidate()} returned false, before attaching another block.
      */
     synchronized void retireLocal() {
-        retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
-        local = null;
-        localData = null;
+        retire(new Retired(handler, address, allocatedByteSize, null, localOwner));
         localOwner = null;
     }
 
-    /** After a failed resize: new segments over the unchanged block (another thread's local arena stays valid). */
+    /** After a failed resize: new segments over the unchanged block (another thread's local segment stays its). */
     synchronized void reattach() {
-        Arena keptLocal = local;
-        MemorySegment keptData = localData;
         Thread keptOwner = localOwner;
         attach(address, allocatedByteSize);
-        local = keptLocal;
-        localData = keptData;
-        localOwner = keptOwner;
+        localOwner = keptOwner;   // still the one thread whose local segment may reach the block
     }
 
     /**
      * After a resize whose {@code realloc} threw with the block freed (a guard below found an
      * overrun): the memory is gone, as after a close, without freeing it again. Call after
-     * {@link #invalidate()} returned true.
+     * {@link #invalidate()} returned true, under the resize's claim.
      */
     void released() {
         synchronized (this) {
             closedExplicitly = true;
-            LIVE_GENERATION.setRelease(this, CLOSING);
+            liveGeneration = CLOSING;
             freed = true;
         }
         unregister();
     }
 
-    /** After a successful resize (no local arena over the old block is left: closed or retired). */
+    /**
+     * Claims the memory for a resize, under the lock the caller holds: {@link #liveGeneration} goes
+     * from {@code gen} to {@link #RESIZING}, which no close, pin or access passes, until
+     * {@link #reattach} attaches the next generation (or {@link #released} closes it).
+     *
+     * @throws IllegalStateException as {@link #checkLive}, also when a close has claimed it first
+     */
+    void claimResize(int gen, Object who) {
+        IllegalStateException e = notLive(gen, who);
+        if (e == null && !claim(gen, RESIZING)) {
+            e = notLive(gen, who);   // a close claimed it without the lock
+        }
+        if (e != null) {
+            throw e;
+        }
+    }
+
+    /** After a resize's {@link #invalidate()} threw: the memory is live again at {@code gen}. */
+    synchronized void unclaimResize(int gen) {
+        LIVE_GENERATION.setRelease(this, gen);
+    }
+
+    /** After a successful resize (no local segment over the old block is left: dropped or retired). */
     synchronized void reattach(long newAddress, long newAllocatedByteSize) {
         attach(newAddress, newAllocatedByteSize);
     }
 
     /**
-     * When the creating thread's local arena still reaches the block, hands the block to that thread
-     * to free (it alone may close the arena) and forgets the arena; false when there is none. Caller
-     * holds this memory's lock and has marked it freed.
+     * When another thread's local segment may still reach the block, hands the block to that thread
+     * to free outside any access and forgets the segment; false when there is none (or it is the
+     * calling thread's, which is not inside an access). Caller has claimed the memory and
+     * invalidated what this thread could.
      */
     private boolean retireToLocalOwner() {
-        if (local == null) {
+        Thread owner = localOwner;
+        if (owner == null || owner == Thread.currentThread()) {
             return false;
         }
-        retire(new Retired(handler, address, allocatedByteSize, local, localOwner));
-        local = null;
-        localData = null;
+        retire(new Retired(handler, address, allocatedByteSize, null, owner));
         localOwner = null;
         return true;
     }
 
     /**
-     * Closes explicitly, under one lock: refuses new access at once, invalidates what this thread
-     * can, and frees the block through the handler (or retires it to the thread whose local arena
-     * still reaches it); the phantom reference is cleared and, on the creating thread, dropped from
-     * its registry.
+     * Closes explicitly: refuses new access at once, invalidates what this thread can, and frees the
+     * block through the handler (or retires it to the thread whose local segment may still reach
+     * it); the phantom reference is cleared and, on the creating thread, dropped from its registry.
+     *
+     * <p>The common case takes no lock: memory with no export, no arena (no segment ever went to
+     * another thread or to user code) and no confinement is claimed by one compare-and-set of
+     * {@link #liveGeneration} (see {@link #claim}) and freed, or retired to its local owner. Anything
+     * else, or a pin, arena or confinement that raced the claim, is decided under the lock, as every
+     * other change of this memory is.
      *
      * @throws IllegalStateException if a buffer export is held or a segment is acquired
      * @throws WrongThreadException  if the memory is strictly confined to another thread
      */
     void close() {
+        for (;;) {
+            int live = liveGeneration;
+            if (live == CLOSING) {
+                if (freed) {
+                    return;
+                }
+                Thread.onSpinWait();   // another close decides: it commits, or is refused and restores
+                continue;
+            }
+            if (live == RESIZING || exports != 0 || arena != null || confinedTo != null) {
+                if (closeLocked()) {
+                    return;
+                }
+                continue;
+            }
+            if (!claim(live, CLOSING)) {
+                continue;
+            }
+            if (exports != 0 || arena != null || confinedTo != null) {
+                finishClose(live);   // one of them raced the claim: settle it under the lock
+                return;
+            }
+            closedExplicitly = true;
+            long addr = address;   // written before the release of liveGeneration read above
+            long size = allocatedByteSize;
+            boolean retired = retireToLocalOwner();
+            FREED.setRelease(this, true);
+            unregister();
+            if (!retired) {
+                handler.allocator().free(MemorySegment.ofAddress(addr), size);
+            }
+            return;
+        }
+    }
+
+    /**
+     * {@link #close()} under the lock: claims, then {@link #finishClose}.
+     *
+     * @return false if the state changed before the claim (the caller looks again)
+     */
+    private boolean closeLocked() {
+        int live;
+        synchronized (this) {
+            live = liveGeneration;
+            if (live == CLOSING) {
+                return freed;   // closed; or a close without the lock is deciding: look again
+            }
+            if (exports > 0) {
+                throw exportsHeld();
+            }
+            if (!claim(live, CLOSING)) {
+                return false;
+            }
+        }
+        finishClose(live);
+        return true;
+    }
+
+    private IllegalStateException exportsHeld() {
+        return new IllegalStateException("cannot close " + description() + ": " + exports
+                + " buffer export(s) still held; release them first");
+    }
+
+    /**
+     * The rest of a close that claimed the memory from generation {@code live}, under the lock:
+     * refused (and the claim undone) if an export is held or a segment cannot be invalidated.
+     */
+    private void finishClose(int live) {
         long addr;
         long size;
         synchronized (this) {
-            if (freed) {
-                return;
+            try {
+                if (exports > 0) {
+                    throw exportsHeld();
+                }
+                invalidate();
+            } catch (RuntimeException e) {
+                LIVE_GENERATION.setRelease(this, live);
+                throw e;
             }
-            if (exports > 0) {
-                throw new IllegalStateException("cannot close " + description() + ": " + exports
-                        + " buffer export(s) still held; release them first");
-            }
-            invalidate();
             closedExplicitly = true;
-            LIVE_GENERATION.setRelease(this, CLOSING);
             freed = true;
             if (retireToLocalOwner()) {
                 addr = 0;
@@ -544,74 +706,47 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         }
     }
 
-    /** The leak action: run by the reaper once the owning array became unreachable (or by close, as a no-op). */
+    /** The leak action: run by the reaper once the owning array became unreachable. */
     @Override
     public void run() {
         long addr;
         long size;
-        boolean leak;
         synchronized (this) {
-            if (freed || handler == null) {
-                freed = true;
-                return;
+            int live = liveGeneration;
+            if (freed || handler == null || live == CLOSING || !claim(live, CLOSING)) {
+                return;   // closed, or a close is deciding (it frees)
             }
-            leak = !closedExplicitly;
-            LIVE_GENERATION.setRelease(this, CLOSING);
-            if (leak && arena != null && confinedTo != null && confinedTo != Thread.currentThread()
-                    && arena.scope().isAlive()) {
-                // Another thread's confined arena cannot be closed from here. Its segments are the only
-                // way to the memory, and each holds the arena's scope: once the scope is unreachable,
-                // nothing can touch the block and it is freed.
-                MemorySegment.Scope scope = arena.scope();
+            if (confinedTo != null && confinedTo != Thread.currentThread()
+                    && ((arena != null && arena.scope().isAlive()) || localOwner != null)) {
+                // Another thread's confined arena cannot be closed from here, and that thread may be inside
+                // an access through it or its local segment: it closes the arena and frees the block itself,
+                // outside any access (at once if it has ended: nothing can touch the block any more).
+                freed = true;
+                retire(new Retired(handler, address, allocatedByteSize, arena, confinedTo));
                 arena = null;
                 data = null;
-                Rare.CLEANER.register(scope, this::freeLeaked);
-                return;
-            }
-            if (leak) {
-                try {
-                    invalidate();
-                } catch (IllegalStateException e) {
-                    // A native call still holds a segment: freeing now could crash it. Keep the block.
-                    LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description()
-                            + " could not be freed because a segment is still acquired; " + allocatedByteSize
-                            + " bytes stay allocated");
-                    return;
-                }
-            }
-            if (local != null && leak) {
-                // The creating thread's local arena: no array can reach it any more, but a segment in a
-                // frame of that thread still may, for a moment. Once its scope is unreachable, nothing
-                // can touch the block, and it is freed.
-                MemorySegment.Scope scope = local.scope();
-                local = null;
-                localData = null;
                 localOwner = null;
-                Rare.CLEANER.register(scope, this::freeLeaked);
+                reportLeak(allocatedByteSize);
+                return;
+            }
+            try {
+                invalidate();
+            } catch (IllegalStateException e) {
+                // A native call still holds a segment: freeing now could crash it. Keep the block.
+                freed = true;   // given up: nobody frees it
+                LOG.log(System.Logger.Level.ERROR, "datamem: leaked " + description()
+                        + " could not be freed because a segment is still acquired; " + allocatedByteSize
+                        + " bytes stay allocated");
                 return;
             }
             freed = true;
+            // The creating thread's local segment: no array can reach it any more, but an access in a
+            // frame of that thread still may, for a moment (its array was last used there). That thread
+            // frees the block outside any access.
             if (retireToLocalOwner()) {
+                reportLeak(allocatedByteSize);
                 return;
             }
-            addr = address;
-            size = allocatedByteSize;
-        }
-        handler.allocator().free(MemorySegment.ofAddress(addr), size);
-        if (leak) {
-            reportLeak(size);
-        }
-    }
-
-    /** Frees a leaked confined block once no segment over it can be reached. */
-    private void freeLeaked() {
-        long addr;
-        long size;
-        synchronized (this) {
-            if (freed) {
-                return;
-            }
-            freed = true;
             addr = address;
             size = allocatedByteSize;
         }
@@ -715,9 +850,9 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         }
     }
 
-    /** Whether no leak action is needed any more: closed, freed or being freed. Any thread. */
+    /** Whether no leak action is needed any more: closed, freed or given up. Any thread. */
     boolean done() {
-        return liveGeneration == CLOSING;
+        return freed;
     }
 
     /** The thread that runs the leak action of leaked owners, and sweeps the registries of ended threads. */
@@ -763,7 +898,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
     private static void retire(Retired r) {
         if (!r.owner().isAlive()) {
-            release(r, false);   // an ended thread can no longer touch its confined segment
+            release(r, false);   // an ended thread can no longer touch its segments
             return;
         }
         RETIRED.computeIfAbsent(r.owner(), t -> new ConcurrentLinkedQueue<>()).add(r);
@@ -772,8 +907,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     }
 
     /**
-     * Frees what other threads retired to the calling thread (closing its local arenas over those
-     * blocks first), and what was retired to threads that have ended. Called when a thread creates
+     * Frees what other threads retired to the calling thread (blocks its local segments reached), and what was retired to threads that have ended. Called when a thread creates
      * or closes an array; costs one read when nothing is retired.
      */
     static void drainRetired() {
@@ -791,7 +925,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     }
 
     /**
-     * How many blocks wait for the thread whose local arena reaches them (see the class comment).
+     * How many blocks wait for the thread whose local segment may reach them (see the class comment).
      *
      * @return the number of retired blocks not yet freed
      */
@@ -813,10 +947,10 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         }
     }
 
-    // On the owner's thread (closeLocal) or after it ended.
-    private static void release(Retired r, boolean closeLocal) {
-        if (closeLocal && r.local().scope().isAlive()) {
-            r.local().close();
+    // On the owner's thread, outside any access (onOwner), or after it ended.
+    private static void release(Retired r, boolean onOwner) {
+        if (onOwner && r.confined() != null && r.confined().scope().isAlive()) {
+            r.confined().close();
         }
         r.handler().allocator().free(MemorySegment.ofAddress(r.address()), r.byteSize());
     }
@@ -824,7 +958,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     private void reportLeak(long size) {
         LEAKS.incrementAndGet();
         LOG.log(System.Logger.Level.WARNING, "datamem: leaked " + description() + " (" + size
-                + " bytes, handler '" + handler.name() + "') was never closed; the Cleaner freed it."
+                + " bytes, handler '" + handler.name() + "') was never closed; datamem frees it."
                 + " Close arrays explicitly, for example with try-with-resources");
     }
 }

@@ -82,8 +82,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     private final boolean readOnly;
 
     // Change only on resize (owners).
-    private MemorySegment data;          // host segment over the whole block; null until first needed
+    private MemorySegment data;          // host segment over the whole block that any thread may use (the
+                                         // shared one, or the wrapped segment); null until first needed
                                          // (and always for device memory), see hostData()
+    // The memory's local segment (see ArrayMemory) and the one thread that may use it, as given to
+    // that thread by hostData(); null until then. Used only after checking the thread and the
+    // generation, never handed out.
+    private MemorySegment local;
+    private Thread localThread;
     private long dataAddress;
     private long dataByteSize;           // the block's allocated size
     private int generation;              // the memory's generation this array was made for
@@ -134,7 +140,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * reference to this array that frees a leaked block (see {@link ArrayMemory}).
      */
     private NDArray(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
-                    boolean readOnly, long offset, long[] shape, long[] strides) {
+                    boolean readOnly, long offset, long[] shape, long[] strides, long size) {
         this.base = null;
         this.owner = true;
         this.dtype = dtype;
@@ -147,7 +153,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
-        this.size = ArrayLayout.elementCount(shape);
+        this.size = size;
         layout();
         this.memory = ArrayMemory.owned(this, handler, block, allocatedByteSize, dtype, shape);
     }
@@ -287,7 +293,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         NDArray array;
         try {
             // s is this array's own copy already, and C strides are never changed in place: no more copies
-            array = newOwner(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false);
+            array = newOwner(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false, count);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
@@ -372,17 +378,18 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + " handler '" + handler.name() + "' allocated)");
         }
         ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        return newOwner(handler, block, allocatedByteSize, dtype, shape.clone(), strides.clone(), byteOffset, readOnly);
+        return newOwner(handler, block, allocatedByteSize, dtype, shape.clone(), strides.clone(), byteOffset, readOnly,
+                count);
     }
 
     /**
      * An owner over a block, taking {@code shape} and {@code strides} as they are: the caller passes
      * arrays nobody else changes (shape and stride arrays are never written in place once in an array,
-     * so views and the memory share them).
+     * so views and the memory share them), and their element count.
      */
     private static NDArray newOwner(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
-                                    long[] shape, long[] strides, long byteOffset, boolean readOnly) {
-        return new NDArray(handler, block, allocatedByteSize, dtype, readOnly, byteOffset, shape, strides);
+                                    long[] shape, long[] strides, long byteOffset, boolean readOnly, long size) {
+        return new NDArray(handler, block, allocatedByteSize, dtype, readOnly, byteOffset, shape, strides, size);
     }
 
     /**
@@ -604,9 +611,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * and element access then work on this thread only (other threads get
      * {@link WrongThreadException}; {@link #segment()} too gives a segment confined to this thread),
      * and {@link #close()} and {@link #resize} must be called here too. Without it, element access
-     * on the creating thread is already confined and cheap to close, but other threads may share the
-     * array (through a shared arena, whose close synchronises with every thread of the JVM); use it
-     * to make sure an array never leaves its thread. It applies to the memory, so to the owner and
+     * on the creating thread already makes no arena, but other threads may share the array (through
+     * a shared arena, whose close synchronises with every thread of the JVM); use it to make sure an
+     * array never leaves its thread. It applies to the memory, so to the owner and
      * all its views. Memory the host cannot access has no segments; confining it only records the
      * thread.
      *
@@ -636,14 +643,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * Frees the memory of arrays that other threads closed while this thread's local segments still
-     * reached it, and of arrays whose creating thread has ended. An array's elements are accessed on
-     * the thread that created it through a segment confined to that thread, whose arena costs next to
-     * nothing to close; only that thread can close it, so when another thread closes (or resizes) the
-     * array, the array is closed at once but its block waits for the creating thread, which frees it
-     * by itself the next time it creates or closes an array. A thread that will not do either for a
-     * while (one about to block, say) may call this to return that memory now. Cheap when nothing
-     * waits.
+     * Frees the memory of arrays that other threads closed (or that leaked) while this thread's
+     * local segments still reached it, and of arrays whose creating thread has ended. An array's
+     * elements are accessed on the thread that created it through a segment of no arena, checked
+     * on each access (nothing to make or close); that thread may be inside an access when another
+     * thread closes (or resizes) the array, so the array is closed at once but its block waits for
+     * the creating thread, which frees it by itself, outside any access, the next time it creates
+     * or closes an array. A thread that will not do either for a while (one about to block, say)
+     * may call this to return that memory now. Cheap when nothing waits.
      *
      * @return how many blocks still wait for other threads
      */
@@ -696,18 +703,37 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * The segment element accessors use on this thread. The fast path is a few loads: the cached
-     * segment, still this array's generation of the memory (which also says it is not being
-     * closed), and usable from this thread; otherwise the memory gives the right one (see
-     * {@link ArrayMemory}: this thread's local segment, the shared one, or a dead one).
+     * The segment element access uses on this thread, for use within the calling method only (it may
+     * be this thread's local segment, which must never be handed out, nor held across anything that
+     * may create or close an array: see {@link ArrayMemory}). The fast path is a few loads: this
+     * thread's local segment, or else the cached shared one, while the memory is still at this
+     * array's generation (which also says it is not being closed) and the segment usable from this
+     * thread; otherwise the memory gives the right one (this thread's local segment, the shared one,
+     * or a dead one).
      */
     MemorySegment hostData() {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
+            return local;
+        }
         MemorySegment d = data;
         if (d != null && memory.liveGenerationPlain() == accessGeneration
                 && d.isAccessibleBy(Thread.currentThread())) {
             return d;
         }
+        return hostDataSlow();
+    }
+
+    private MemorySegment hostDataSlow() {
         checkOpen();
+        MemorySegment d;
+        if (memory.grantLocal(generation)) {
+            // Over the block of this array's generation, which the grant found live; no arena (see ArrayMemory)
+            d = MemorySegment.ofAddress(dataAddress).reinterpret(dataByteSize);
+            d = readOnly ? d.asReadOnly() : d;
+            local = d;
+            localThread = Thread.currentThread();
+            return d;
+        }
         d = memory.accessData(generation, dataAddress, dataByteSize);
         if (d == null) {
             throw onDevice();
@@ -718,17 +744,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * The segment of the typed element accessors: {@link #hostData()} without its thread check,
-     * which the access itself makes (a local segment of another thread throws
-     * {@link WrongThreadException}, and the accessor retries through {@link #retryData}). The fast
-     * path is the cached segment and one comparison of generations.
+     * The segment of the typed element accessors: {@link #hostData()} without its thread check on
+     * the shared segment, which the access itself makes (a strictly confined segment of another
+     * thread throws {@link WrongThreadException}, and the accessor retries through
+     * {@link #retryData}). The fast path is this thread's local segment, checked by thread and
+     * generation, or the cached shared one and one comparison of generations.
      */
     private MemorySegment elementData() {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
+            return local;
+        }
         MemorySegment d = data;
         if (d != null && memory.liveGenerationPlain() == accessGeneration) {
             return d;
         }
-        return hostData();
+        return hostDataSlow();
     }
 
     /** {@link #elementData()} of a writable array. */
@@ -1550,8 +1580,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     private NDArray view(long newOffset, long[] newShape, long[] newStrides, boolean viewReadOnly) {
         checkLive();
-        return new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, dataByteSize, generation,
+        NDArray v = new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, dataByteSize, generation,
                 newOffset, newShape, newStrides);
+        if (viewReadOnly == readOnly) {   // the same thread's local segment, as writable as this array's
+            v.local = local;
+            v.localThread = localThread;
+        }
+        return v;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1605,11 +1640,18 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 throw new IllegalStateException("cannot resize " + this + ": " + memory.exports()
                         + " buffer export(s) still held");
             }
+            memory.claimResize(generation, this);   // no close, pin or access passes until reattached
             long oldAllocated = memory.allocatedByteSize();
             long oldBytes = byteSize();
             // false: another thread's local segment still reaches the block, which must then stay
             // where it is until that thread frees it; the data moves to a new block instead
-            boolean unreachable = memory.invalidate();
+            boolean unreachable;
+            try {
+                unreachable = memory.invalidate();
+            } catch (RuntimeException e) {
+                memory.unclaimResize(generation);
+                throw e;
+            }
             MemorySegment old = MemorySegment.ofAddress(memory.address());
             MemorySegment moved;
             AllocationRefusal.clear();
@@ -1620,10 +1662,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 if (unreachable && BlockReleased.by(e)) {
                     memory.released();   // the allocator freed the block: the array is closed
                     data = null;
+                    dropLocal();
                     throw e;
                 }
                 memory.reattach();
                 data = null;
+                dropLocal();
                 generation = memory.generation();
                 accessGeneration = generation;
                 throw e;
@@ -1631,6 +1675,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             if (moved.address() == 0) {
                 memory.reattach();
                 data = null;
+                dropLocal();
                 generation = memory.generation();
                 accessGeneration = generation;
                 throw AllocationRefusal.failure(handler, newBytes, "realloc");
@@ -1640,6 +1685,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             }
             memory.reattach(moved.address(), newBytes);
             data = null;
+            dropLocal();
             generation = memory.generation();
             accessGeneration = generation;
             dataAddress = moved.address();
@@ -1655,6 +1701,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                         .fill((byte) 0);
             }
         }
+    }
+
+    /** Forgets this thread's local segment (the owner's, on resize): the next access asks the memory again. */
+    private void dropLocal() {
+        local = null;
+        localThread = null;
     }
 
     /** realloc's effect without freeing the old block: a new block holding the old one's bytes, or NULL. */

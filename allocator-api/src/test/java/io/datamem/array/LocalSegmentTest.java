@@ -22,9 +22,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Element access on the creating thread goes through a segment confined to it (cheap to close);
- * other threads and raw segments use a shared one. A block is never freed while the creating
- * thread's local segment can reach it: closed elsewhere, it waits for that thread (or its end).
+ * Element access on the creating thread goes through its local segment (no arena: nothing to make
+ * or close); other threads and raw segments use a shared one. A block is never freed while the
+ * creating thread may be inside an access through its local segment: closed (or leaked) elsewhere,
+ * it waits for that thread to free it outside any access (or for its end).
  */
 class LocalSegmentTest {
 
@@ -175,19 +176,151 @@ class LocalSegmentTest {
     }
 
     @Test
-    void aLeakedLocallyUsedArrayIsFreedOnceItsSegmentIsUnreachable() throws Exception {
+    void aLeakedLocallyUsedArrayIsFreedByItsThreadOutsideAnyAccess() throws Exception {
         long leaks = NDArray.leakCount();
         for (int i = 0; i < 3; i++) {
             NDArray a = zeros(32);
             a.setDouble(1, 31);
         }
-        for (int i = 0; i < 200 && counting.liveBlocks() > 0; i++) {
+        // The reaper finds the leaks, but this thread may still have been inside an access through their
+        // local segments: it hands the blocks to this thread, which frees them outside any access
+        for (int i = 0; i < 200 && ArrayMemory.retiredCount() < 3; i++) {
             System.gc();
             Thread.sleep(20);
         }
-        assertEquals(0, counting.liveBlocks());
         assertTrue(NDArray.leakCount() >= leaks + 3);
-        assertFalse(ArrayMemory.retiredCount() > 0);
+        assertEquals(3, counting.liveBlocks(), "retired to this thread, not freed by the reaper");
+        assertEquals(3, ArrayMemory.retiredCount());
+        NDArray.empty(DType.FLOAT64, 1).close();   // creating (or closing) an array frees them
+        assertEquals(0, counting.liveBlocks());
+        assertEquals(0, ArrayMemory.retiredCount());
+    }
+
+    /**
+     * The local segment has no arena: the creator's accessors check the generation and then access, two
+     * steps another thread's close can fall between. Such a close must not free the block: here the
+     * allocator poisons every block it frees (NaN bits) and the creator checks every value it reads back,
+     * for thousands of rounds with the close at a different moment each time (a stress: the window is a
+     * few instructions wide; the next test holds it open).
+     */
+    @Test
+    void aCloseRacingTheCreatorsAccessesNeverFreesUnderThem() throws Exception {
+        DataMemHandler poisoning = DataMemHandler.of("poisoning", new PoisoningAllocator(counting));
+        int rounds = 3_000;
+        int reads = 0;
+        ExecutorService closer = Executors.newSingleThreadExecutor();
+        try {
+            for (int round = 0; round < rounds; round++) {
+                NDArray a = DataMem.callWith(poisoning, () -> NDArray.zeros(DType.FLOAT64, 64));
+                NDArray row = a.reshape(8, 8);
+                a.setDouble(0, 0);                      // this thread's local segment reaches the block
+                int delay = round % 64;
+                var closed = closer.submit(() -> {
+                    for (int spin = 0; spin < delay * 16; spin++) {
+                        Thread.onSpinWait();
+                    }
+                    a.close();
+                });
+                try {
+                    for (long i = 0; ; i++) {
+                        int k = (int) (i & 63);
+                        a.setDouble(i, k);
+                        double back = row.getDouble(k >> 3, k & 7);
+                        assertEquals(i, back, "round " + round + ": read back another value (freed memory?)");
+                        reads++;
+                    }
+                } catch (IllegalStateException expected) {
+                    // the close was seen
+                }
+                closed.get();
+                NDArray.reclaim();
+            }
+        } finally {
+            closer.shutdown();
+            assertTrue(closer.awaitTermination(10, TimeUnit.SECONDS));
+        }
+        assertTrue(reads > rounds, "accesses raced the closes: " + reads);
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    /**
+     * The window above made wide: an accessor that passed its checks holds the local segment (what
+     * {@code hostData()} returns it) when another thread closes the array. The block must still hold
+     * what was written, not the poison of a freed block, until this thread frees it.
+     */
+    @Test
+    void anAccessStalledBetweenItsCheckAndItsReadStillReadsTheBlock() throws Exception {
+        DataMemHandler poisoning = DataMemHandler.of("poisoning", new PoisoningAllocator(counting));
+        NDArray a = DataMem.callWith(poisoning, () -> NDArray.zeros(DType.FLOAT64, 8));
+        a.setDouble(42, 3);
+        MemorySegment held = a.hostData();      // checked and about to read
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        on(new Thread(() -> {
+            try {
+                a.close();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }), failure);
+        assertEquals(null, failure.get());
+        assertEquals(42, held.get(ValueLayout.JAVA_DOUBLE, 24), "the block was freed under an access");
+        assertThrows(IllegalStateException.class, () -> a.getDouble(3), "the next access sees the close");
+        assertEquals(1, counting.liveBlocks());
+        assertEquals(0, NDArray.reclaim());
+        assertEquals(0, counting.liveBlocks());
+    }
+
+    @Test
+    void aLeakedConfinedArrayOfALiveThreadIsClosedAndFreedByThatThread() throws Exception {
+        long leaks = NDArray.leakCount();
+        MemorySegment segment = leakConfined();
+        for (int i = 0; i < 200 && ArrayMemory.retiredCount() == 0; i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertEquals(leaks + 1, NDArray.leakCount());
+        assertEquals(1, counting.liveBlocks(), "retired to this thread, which may be inside an access");
+        assertEquals(7, segment.get(ValueLayout.JAVA_DOUBLE, 0), "the confined arena is still open");
+        assertEquals(0, NDArray.reclaim());
+        assertEquals(0, counting.liveBlocks());
+        assertThrows(IllegalStateException.class, () -> segment.get(ValueLayout.JAVA_DOUBLE, 0),
+                "this thread closed the arena before freeing the block");
+    }
+
+    private MemorySegment leakConfined() {
+        NDArray a = zeros(4).confined();
+        a.setDouble(7, 0);
+        return a.segment();
+    }
+
+    /** Fills every block with NaN bits before it goes back, so a read of freed memory shows. */
+    private static final class PoisoningAllocator implements io.datamem.DataMemAllocator {
+        private final io.datamem.DataMemAllocator upstream;
+
+        PoisoningAllocator(io.datamem.DataMemAllocator upstream) {
+            this.upstream = upstream;
+        }
+
+        @Override
+        public MemorySegment malloc(long byteSize) {
+            return upstream.malloc(byteSize);
+        }
+
+        @Override
+        public MemorySegment calloc(long count, long elementByteSize) {
+            return upstream.calloc(count, elementByteSize);
+        }
+
+        @Override
+        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
+            return upstream.realloc(ptr, oldByteSize, newByteSize);
+        }
+
+        @Override
+        public void free(MemorySegment ptr, long byteSize) {
+            ptr.reinterpret(byteSize).fill((byte) 0xFF);
+            upstream.free(ptr, byteSize);
+        }
     }
 
     private static void assertArrayEquals(double[] expected, double[] actual) {
