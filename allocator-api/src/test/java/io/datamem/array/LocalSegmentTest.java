@@ -270,6 +270,54 @@ class LocalSegmentTest {
         assertEquals(0, counting.liveBlocks());
     }
 
+    /**
+     * Two closes, or a close and a resize, race from two other threads while this one may hold the
+     * local segment: one close claims the memory, the block is freed exactly once (the sample
+     * allocator reports a double or wrong-size free), and a resize either completes first (the close
+     * then frees the new block) or is refused as closed.
+     */
+    @Test
+    void closesAndResizesRacingEachOtherFreeEachBlockOnce() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 2_000; round++) {
+                NDArray a = zeros(8);
+                if (round % 2 == 0) {
+                    a.setDouble(round, 7);             // this thread's local segment reaches the block
+                }
+                boolean resize = round % 3 == 0;
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                var first = pool.submit(() -> {
+                    start.await();
+                    a.close();
+                    return null;
+                });
+                var second = pool.submit(() -> {
+                    start.await();
+                    try {
+                        if (resize) {
+                            a.resize(16);
+                        } else {
+                            a.close();
+                        }
+                    } catch (IllegalStateException refused) {
+                        assertTrue(refused.getMessage().contains("closed"), refused.getMessage());
+                    }
+                    return null;
+                });
+                first.get();
+                second.get();
+                assertTrue(a.isClosed());
+                assertThrows(IllegalStateException.class, () -> a.getDouble(7));
+                NDArray.reclaim();
+                assertEquals(0, counting.liveBlocks(), "round " + round);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(List.of(), sample.violations());
+    }
+
     @Test
     void aLeakedConfinedArrayOfALiveThreadIsClosedAndFreedByThatThread() throws Exception {
         long leaks = NDArray.leakCount();
