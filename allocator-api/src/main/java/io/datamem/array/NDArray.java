@@ -114,6 +114,19 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     // checks the index, the dtype and the layout; other arrays take the general path.
     private long denseLength1;
     private long denseRows2;
+    // dataAddress + offset: the address of element [0, ..., 0], for the dense float64 accessors' path
+    // on the creating thread (see EVERYTHING)
+    private long elementBase;
+
+    /**
+     * A segment over the whole address space, in the global scope: the dense float64 accessors on the
+     * creating thread read and write through it at {@link #elementBase} + the checked index × 8. Being
+     * a constant, it costs no loads and no scope check of its own; its bounds are no bounds. What
+     * keeps such an access safe is what keeps the local segment safe (see {@link ArrayMemory}): the
+     * calling thread is the one the memory granted it to, the generation is live, the index is within
+     * its axis, and the layout was checked against the block when the array was made.
+     */
+    private static final MemorySegment EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
                     MemorySegment data, long dataAddress, long dataByteSize, int generation, long offset,
@@ -169,6 +182,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         boolean f64 = dtype == DType.FLOAT64;
         denseLength1 = f64 && n == 1 && stride0 == Double.BYTES ? length1 : 0;
         denseRows2 = f64 && n == 2 && stride1 == Double.BYTES && stride0 == columns2 * Double.BYTES ? rows2 : 0;
+        elementBase = dataAddress + offset;
     }
 
     /**
@@ -187,8 +201,13 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     /** The byte offset from {@link #offset} of element {@code [i, j]} of a dense float64 matrix, checked. */
     private long denseIndex2(long i, long j) {
         long columns = columns2;
+        // The row: an unsigned comparison (loop-invariant in the loops over a row, where it is hoisted
+        // whatever its form); the column: the JDK's range check, which loop predication moves out of
+        // the inner loop so that it vectorises
+        if (Long.compareUnsigned(i, denseRows2) >= 0) {
+            throw badIndex(i, j);
+        }
         try {
-            Objects.checkIndex(i, denseRows2);
             Objects.checkIndex(j, columns);
         } catch (IndexOutOfBoundsException e) {
             throw badIndex(i, j);
@@ -928,6 +947,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public double getDouble(long i) {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
+                && denseLength1 != 0) {
+            return EVERYTHING.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + (denseIndex1(i) << 3));
+        }
+        return getDoubleShared(i);
+    }
+
+    private double getDoubleShared(long i) {
         MemorySegment d = elementData();
         if (denseLength1 != 0) {
             long off = offset + (denseIndex1(i) << 3);
@@ -958,6 +985,15 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setDouble(double value, long i) {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
+                && denseLength1 != 0 && !readOnly) {
+            EVERYTHING.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + (denseIndex1(i) << 3), value);
+            return;
+        }
+        setDoubleShared(value, i);
+    }
+
+    private void setDoubleShared(double value, long i) {
         MemorySegment d = writableElementData();
         if (denseLength1 != 0) {
             long off = offset + (denseIndex1(i) << 3);
@@ -990,6 +1026,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public double getDouble(long i, long j) {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
+                && denseRows2 != 0) {
+            return EVERYTHING.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + denseIndex2(i, j));
+        }
+        return getDoubleShared(i, j);
+    }
+
+    private double getDoubleShared(long i, long j) {
         MemorySegment d = elementData();
         if (denseRows2 != 0) {
             long off = offset + denseIndex2(i, j);
@@ -1021,6 +1065,15 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
      */
     public void setDouble(double value, long i, long j) {
+        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
+                && denseRows2 != 0 && !readOnly) {
+            EVERYTHING.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + denseIndex2(i, j), value);
+            return;
+        }
+        setDoubleShared(value, i, j);
+    }
+
+    private void setDoubleShared(double value, long i, long j) {
         MemorySegment d = writableElementData();
         if (denseRows2 != 0) {
             long off = offset + denseIndex2(i, j);
