@@ -732,7 +732,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     MemorySegment hostData() {
         if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
-            return local;
+            return localSegment();
         }
         MemorySegment d = data;
         if (d != null && memory.liveGenerationPlain() == accessGeneration
@@ -742,16 +742,41 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         return hostDataSlow();
     }
 
+    /**
+     * This thread's local segment, made on first use (the dense float64 accessors need none): over
+     * the block of this array's generation, which the grant found live; no arena (see
+     * {@link ArrayMemory}). Only on {@link #localThread}, after its checks.
+     */
+    private MemorySegment localSegment() {
+        MemorySegment l = local;
+        if (l == null) {
+            l = MemorySegment.ofAddress(dataAddress).reinterpret(dataByteSize);
+            local = l = readOnly ? l.asReadOnly() : l;
+        }
+        return l;
+    }
+
+    /**
+     * Makes the calling thread this array's {@link #localThread} if the memory grants it (see
+     * {@link ArrayMemory#grantLocal}): what the accessors' own fast path needs, without a segment.
+     *
+     * @return true if granted now (the fast path's checks then pass, unless a close comes between)
+     */
+    private boolean grantLocalAccess() {
+        Thread me = Thread.currentThread();
+        if (localThread == me || closed || !memory.grantLocal(generation)) {
+            return false;
+        }
+        localThread = me;
+        return true;
+    }
+
     private MemorySegment hostDataSlow() {
         checkOpen();
         MemorySegment d;
         if (memory.grantLocal(generation)) {
-            // Over the block of this array's generation, which the grant found live; no arena (see ArrayMemory)
-            d = MemorySegment.ofAddress(dataAddress).reinterpret(dataByteSize);
-            d = readOnly ? d.asReadOnly() : d;
-            local = d;
             localThread = Thread.currentThread();
-            return d;
+            return localSegment();
         }
         d = memory.accessData(generation, dataAddress, dataByteSize);
         if (d == null) {
@@ -771,7 +796,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     private MemorySegment elementData() {
         if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
-            return local;
+            return localSegment();
         }
         MemorySegment d = data;
         if (d != null && memory.liveGenerationPlain() == accessGeneration) {
@@ -955,6 +980,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private double getDoubleShared(long i) {
+        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
+            return getDouble(i);
+        }
         MemorySegment d = elementData();
         if (denseLength1 != 0) {
             long off = offset + (denseIndex1(i) << 3);
@@ -994,6 +1022,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private void setDoubleShared(double value, long i) {
+        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
+            setDouble(value, i);
+            return;
+        }
         MemorySegment d = writableElementData();
         if (denseLength1 != 0) {
             long off = offset + (denseIndex1(i) << 3);
@@ -1034,6 +1066,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private double getDoubleShared(long i, long j) {
+        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
+            return getDouble(i, j);
+        }
         MemorySegment d = elementData();
         if (denseRows2 != 0) {
             long off = offset + denseIndex2(i, j);
@@ -1074,6 +1109,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private void setDoubleShared(double value, long i, long j) {
+        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
+            setDouble(value, i, j);
+            return;
+        }
         MemorySegment d = writableElementData();
         if (denseRows2 != 0) {
             long off = offset + denseIndex2(i, j);
