@@ -103,12 +103,14 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
 
     private static final VarHandle LIVE_GENERATION;
     private static final VarHandle FREED;
+    private static final VarHandle EXPORTS;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             LIVE_GENERATION = lookup.findVarHandle(ArrayMemory.class, "liveGeneration", int.class);
             FREED = lookup.findVarHandle(ArrayMemory.class, "freed", boolean.class);
+            EXPORTS = lookup.findVarHandle(ArrayMemory.class, "exports", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -469,10 +471,13 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     }
 
     synchronized void unpinExport() {
-        if (exports <= 0) {
+        int n = exports;
+        if (n <= 0) {
             throw new IllegalStateException(description() + ": no export to release");
         }
-        exports--;
+        // Release mode: no fence is needed here (a close that reads the count without the lock and
+        // still sees it held settles under the lock, where the count is exact)
+        EXPORTS.setRelease(this, n - 1);
     }
 
     synchronized int exports() {
