@@ -254,11 +254,11 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             return false;
         }
         if (localOwner != me) {
-            Thread confined = confinedTo;
+            localOwner = me;     // volatile write, then the volatile reads below: see localOwner
+            Thread confined = confinedTo;   // confine() writes it, then reads localOwner
             if (confined != null && confined != me) {
                 return false;
             }
-            localOwner = me;     // volatile write, then the volatile read below: see localOwner
         }
         return liveGeneration == gen;
     }
@@ -373,6 +373,12 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         if (liveGeneration == CLOSING) {   // a close claimed it meanwhile (see claim)
             confinedTo = null;
             throw new IllegalStateException(description() + " is closed");
+        }
+        Thread owner = localOwner;   // the creating thread's grant, racing this (see grantLocal)
+        if (owner != null && owner != me) {
+            confinedTo = null;
+            throw new IllegalStateException(description() + "'s memory was already reached from another thread;"
+                    + " call confined() right after creating the array, before any access from elsewhere");
         }
         return true;
     }

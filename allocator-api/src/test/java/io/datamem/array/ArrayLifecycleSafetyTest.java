@@ -50,8 +50,8 @@ class ArrayLifecycleSafetyTest {
         }
     }));
 
-    /** Forwards to an upstream, telling a watcher of every block about to be freed or moved. */
-    private record Watching(DataMemAllocator upstream, java.util.function.BiConsumer<Long, Long> beforeRelease)
+    /** Forwards to an upstream, telling a watcher of every block about to be freed or moved (also used by LocalSegmentTest). */
+    record Watching(DataMemAllocator upstream, java.util.function.BiConsumer<Long, Long> beforeRelease)
             implements DataMemAllocator {
 
         @Override

@@ -205,7 +205,7 @@ class LocalSegmentTest {
      */
     @Test
     void aCloseRacingTheCreatorsAccessesNeverFreesUnderThem() throws Exception {
-        DataMemHandler poisoning = DataMemHandler.of("poisoning", new PoisoningAllocator(counting));
+        DataMemHandler poisoning = poisoning();
         int rounds = 3_000;
         int reads = 0;
         ExecutorService closer = Executors.newSingleThreadExecutor();
@@ -250,7 +250,7 @@ class LocalSegmentTest {
      */
     @Test
     void anAccessStalledBetweenItsCheckAndItsReadStillReadsTheBlock() throws Exception {
-        DataMemHandler poisoning = DataMemHandler.of("poisoning", new PoisoningAllocator(counting));
+        DataMemHandler poisoning = poisoning();
         NDArray a = DataMem.callWith(poisoning, () -> NDArray.zeros(DType.FLOAT64, 8));
         a.setDouble(42, 3);
         MemorySegment held = a.hostData();      // checked and about to read
@@ -341,34 +341,10 @@ class LocalSegmentTest {
         return a.segment();
     }
 
-    /** Fills every block with NaN bits before it goes back, so a read of freed memory shows. */
-    private static final class PoisoningAllocator implements io.datamem.DataMemAllocator {
-        private final io.datamem.DataMemAllocator upstream;
-
-        PoisoningAllocator(io.datamem.DataMemAllocator upstream) {
-            this.upstream = upstream;
-        }
-
-        @Override
-        public MemorySegment malloc(long byteSize) {
-            return upstream.malloc(byteSize);
-        }
-
-        @Override
-        public MemorySegment calloc(long count, long elementByteSize) {
-            return upstream.calloc(count, elementByteSize);
-        }
-
-        @Override
-        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            return upstream.realloc(ptr, oldByteSize, newByteSize);
-        }
-
-        @Override
-        public void free(MemorySegment ptr, long byteSize) {
-            ptr.reinterpret(byteSize).fill((byte) 0xFF);
-            upstream.free(ptr, byteSize);
-        }
+    /** A handler whose blocks are filled with NaN bits before they go back, so a read of freed memory shows. */
+    private DataMemHandler poisoning() {
+        return DataMemHandler.of("poisoning", new ArrayLifecycleSafetyTest.Watching(counting,
+                (address, byteSize) -> MemorySegment.ofAddress(address).reinterpret(byteSize).fill((byte) 0xFF)));
     }
 
     private static void assertArrayEquals(double[] expected, double[] actual) {
