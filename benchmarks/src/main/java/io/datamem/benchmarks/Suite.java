@@ -37,7 +37,7 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code --full}: the full profile (more sizes, iterations and forks) instead of the quick
- *       one, which fits in about 25 minutes on 2 cores;</li>
+ *       one, which fits in about 40 minutes on 2 cores;</li>
  *   <li>{@code --smoke}: one short iteration of everything, one fork: checks that the suite runs and
  *       the page renders; its figures mean nothing and its goals stay undecided;</li>
  *   <li>{@code --include REGEX}: only benchmarks whose name matches (for investigating one; the page
@@ -143,12 +143,16 @@ public final class Suite {
     }
 
     /**
-     * The least warm-up per fork of the array stages: an array's lifecycle reaches its steady state
-     * after about 1 s of running (JIT of the whole creation and close path), and with the profile's
-     * 0.4 s the first measured iterations ran 2–3× slower than the last, which made the array
-     * verdicts' errors larger than the figures.
+     * The least warm-up per fork of the array and exchange stages. Their code reaches its steady
+     * state only after the JIT has compiled, deoptimised and compiled again the whole creation,
+     * export and close path: on this 2-core machine that took 2–2.5 s (200 ms iterations of
+     * {@code NDArrayLifecycle.neverWritten}: about 1,600, 370, then 880–950 ns for eight iterations,
+     * then 45–52 ns from the eleventh on; {@code Exchanges.pyBuffer}: 1,090–1,160 ns, then 82 ns from
+     * the eleventh). With 2 s the first measured iterations of a fork could still be in the slow
+     * phase, and with the profile's 0.4 s the exchanges always were (about 1 µs each), which made
+     * the verdicts' errors larger than the figures.
      */
-    static final int ARRAY_WARMUP_MILLIS = 2000;
+    static final int ARRAY_WARMUP_MILLIS = 5000;
 
     /** The sizes of the UCX stage: the smallest the socket goal covers, a middle one, the bandwidth goal's. */
     static final String[] UCX_SIZES = {"65536", "1048576", "67108864"};
@@ -182,7 +186,7 @@ public final class Suite {
         }
         stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, vf, vi,
                 ARRAY_WARMUP_MILLIS));
-        stages.add(new Stage("exchanges", PACKAGE + "Exchanges\\.", 1, Map.of(), false, vf, vi));
+        stages.add(new Stage("exchanges", PACKAGE + "Exchanges\\.", 1, Map.of(), false, vf, vi, ARRAY_WARMUP_MILLIS));
         stages.add(new Stage("ipc", PACKAGE + "IpcOpen\\.", 1, Map.of(), false, vf, vi));
         // UCX over loopback: puts over the shared-memory transports against memcpy and a socket copy
         // of the same bytes, and registrations with and without the cache.
