@@ -1767,9 +1767,10 @@ public final class Report {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
         String why = whys.isEmpty() ? "" : String.join("; ", whys) + (loops ? "." : ". A single access pays"
-                + " every check of the accessor once: the array's cached segment, its memory's generation (not"
-                + " closed, not resized), the segment's thread, the index against the axis, the dtype; in a loop"
-                + " the compiler keeps all but the index check out of the loop.");
+                + " every check of the accessor once: the calling thread against the one the memory's local segment"
+                + " was granted to, the memory's generation (not closed, not resized), the index against the axis;"
+                + " the segment pays its bounds and scope checks (its scope is a shared arena's, checked by"
+                + " the JDK). In a loop the compiler keeps all but the index check out of the loop.");
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
     }
 
