@@ -45,7 +45,11 @@ final class ArrayLayout {
             throw new IllegalArgumentException("strides: " + strides.length + " values (expected: " + ndim
                     + ", one per axis)");
         }
-        return strides.clone();
+        long[] copy = new long[ndim];   // a loop, as in checkShape
+        for (int i = 0; i < ndim; i++) {
+            copy[i] = strides[i];
+        }
+        return copy;
     }
 
     /** The product of the lengths: 0 if one is 0, -1 if it overflows a {@code long}. */

@@ -398,16 +398,33 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      *                               ({@code gen} is stale), or (foreign memory) its segment's scope
      *                               is closed
      */
-    synchronized void checkLive(int gen, Object who) {
-        IllegalStateException e = notLive(gen, who);
-        if (e != null) {
-            throw e;
+    void checkLive(int gen, Object who) {
+        if (handler != null && liveGeneration == gen) {
+            return;   // see isLive
+        }
+        synchronized (this) {
+            IllegalStateException e = notLive(gen, who);
+            if (e != null) {
+                throw e;
+            }
         }
     }
 
-    /** Whether {@link #checkLive} would pass. */
-    synchronized boolean isLive(int gen) {
-        return notLive(gen, null) == null;
+    /**
+     * Whether {@link #checkLive} would pass. Owned memory answers from one volatile read: its live
+     * generation equals an array's generation exactly while the memory is neither closing, closed,
+     * freed nor being resized, and that array's generation is the current one (every close, free
+     * and resize first claims {@link #liveGeneration} away from the live generation, and a refused
+     * one restores it). What the lock would add is only a later moment to read at: a check answers
+     * for the moment it reads, under the lock or not; exports hold a pin taken under the lock.
+     */
+    boolean isLive(int gen) {
+        if (handler != null && liveGeneration == gen) {
+            return true;
+        }
+        synchronized (this) {
+            return notLive(gen, null) == null;
+        }
     }
 
     /**
@@ -443,19 +460,55 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      * can be neither closed nor resized) until {@link #unpinExport()}. A close or resize that began
      * earlier makes this fail; one that begins later is refused while the pin is held.
      *
+     * <p>Owned memory is pinned without the lock, as a Dekker handshake with the closes and
+     * resizes: the pin counts itself in {@link #exports} (an atomic add, a full fence), then reads
+     * {@link #liveGeneration}; a close or resize claims {@link #liveGeneration} (a compare-and-set),
+     * then reads {@link #exports}. At least one sees the other. If the pin finds the live generation,
+     * it holds: a claim after its count sees the count and gives the memory back, refused. If it
+     * finds a claim, the close or resize may or may not have seen the count, so the pin waits for
+     * its decision: the memory given back at {@code gen} (refused because of this pin, which then
+     * holds), or closed or moved (the pin uncounts itself and fails). Exactly one of the two
+     * succeeds; never both, never neither.
+     *
      * @throws IllegalStateException as {@link #checkLive}
      */
-    synchronized void pinExport(int gen, Object who) {
-        pin(gen, who);
+    void pinExport(int gen, Object who) {
+        if (handler == null) {
+            synchronized (this) {
+                pin(gen, who);
+            }
+            return;
+        }
+        EXPORTS.getAndAdd(this, 1);
+        for (int spins = 0; ; spins++) {
+            int live = liveGeneration;
+            if (live == gen) {
+                return;
+            }
+            if (live != RESIZING && (live != CLOSING || (boolean) FREED.getAcquire(this))) {
+                break;   // closed, or moved to another generation
+            }
+            if (spins < 128) {
+                Thread.onSpinWait();   // a close or resize claimed the memory and decides
+            } else {
+                Thread.yield();
+            }
+        }
+        EXPORTS.getAndAdd(this, -1);
+        synchronized (this) {
+            IllegalStateException e = notLive(gen, who);
+            throw e != null ? e : new IllegalStateException(who + " is no longer valid: its memory was closed or"
+                    + " resized while it was being exported");
+        }
     }
 
     // Under the lock: counts the pin first, then checks (a close that claimed without the lock sees the
     // count, or this check sees its claim: see claim)
     private void pin(int gen, Object who) {
-        exports++;
+        EXPORTS.getAndAdd(this, 1);
         IllegalStateException e = notLive(gen, who);
         if (e != null) {
-            exports--;
+            EXPORTS.getAndAdd(this, -1);
             throw e;
         }
     }
@@ -471,19 +524,27 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         try {
             return withData ? data(gen, oldAddress, oldByteSize) : null;
         } catch (RuntimeException | Error e) {
-            exports--;
+            EXPORTS.getAndAdd(this, -1);
             throw e;
         }
     }
 
-    synchronized void unpinExport() {
-        int n = exports;
-        if (n <= 0) {
-            throw new IllegalStateException(description() + ": no export to release");
+    /**
+     * Releases one pin, without the lock: a compare-and-set of the count (a close reading the count
+     * while it changes sees the pin held or released, and settles under the lock either way).
+     *
+     * @throws IllegalStateException if no pin is held
+     */
+    void unpinExport() {
+        for (;;) {
+            int n = exports;
+            if (n <= 0) {
+                throw new IllegalStateException(description() + ": no export to release");
+            }
+            if (EXPORTS.compareAndSet(this, n, n - 1)) {
+                return;
+            }
         }
-        // Release mode: no fence is needed here (a close that reads the count without the lock and
-        // still sees it held settles under the lock, where the count is exact)
-        EXPORTS.setRelease(this, n - 1);
     }
 
     synchronized int exports() {
@@ -558,9 +619,12 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
     /**
      * Claims the memory for a resize, under the lock the caller holds: {@link #liveGeneration} goes
      * from {@code gen} to {@link #RESIZING}, which no close, pin or access passes, until
-     * {@link #reattach} attaches the next generation (or {@link #released} closes it).
+     * {@link #reattach} attaches the next generation (or {@link #released} closes it). Refused, the
+     * claim undone, when a pin counted itself before the claim (pins take no lock: see
+     * {@link #pinExport(int, Object)}).
      *
-     * @throws IllegalStateException as {@link #checkLive}, also when a close has claimed it first
+     * @throws IllegalStateException as {@link #checkLive}, also when a close has claimed it first,
+     *                               or an export is held
      */
     void claimResize(int gen, Object who) {
         IllegalStateException e = notLive(gen, who);
@@ -569,6 +633,11 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         }
         if (e != null) {
             throw e;
+        }
+        int held = exports;   // read after the claim: a pin without the lock counted itself, or sees the claim
+        if (held != 0) {
+            LIVE_GENERATION.setRelease(this, gen);
+            throw new IllegalStateException("cannot resize " + who + ": " + held + " buffer export(s) still held");
         }
     }
 

@@ -397,8 +397,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                     + " handler '" + handler.name() + "' allocated)");
         }
         ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        return newOwner(handler, block, allocatedByteSize, dtype, shape.clone(), strides.clone(), byteOffset, readOnly,
-                count);
+        // shape and strides are adopt's own copies (or C strides, shared and never written): no more copies
+        return newOwner(handler, block, allocatedByteSize, dtype, shape, strides, byteOffset, readOnly, count);
     }
 
     /**
@@ -2017,9 +2017,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
 
     /**
      * Records that a buffer export of this array's memory is held: the owner cannot be closed or
-     * resized until {@link #releaseExport()}. Checks and pins under the memory's lock, as close and
-     * resize decide under it, so an export either pins before a close begins (the close is then
-     * refused) or fails here.
+     * resized until {@link #releaseExport()}. Checks and pins in one step, a handshake with the
+     * closes and resizes (see {@code ArrayMemory.pinExport}), so an export either pins before a
+     * close begins (the close is then refused) or fails here.
      *
      * @throws IllegalStateException if the array {@linkplain #isClosed() is closed}
      */

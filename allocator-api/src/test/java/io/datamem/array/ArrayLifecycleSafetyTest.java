@@ -17,7 +17,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -271,7 +271,7 @@ class ArrayLifecycleSafetyTest {
      */
     @Test
     void exportsRacingACloseEitherPinFirstOrFail() throws Exception {
-        int rounds = 3000;
+        int rounds = 10_000;
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             int[] outcomes = new int[2];
@@ -283,9 +283,12 @@ class ArrayLifecycleSafetyTest {
                 }
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                CyclicBarrier start = new CyclicBarrier(2);
+                AtomicInteger arrived = new AtomicInteger();   // a spinning start: the two begin within ns
                 Future<Object> export = pool.submit(() -> {
-                    start.await();
+                    arrived.incrementAndGet();
+                    while (arrived.get() < 2) {
+                        Thread.onSpinWait();
+                    }
                     try {
                         Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
                                 : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
@@ -296,7 +299,10 @@ class ArrayLifecycleSafetyTest {
                     }
                 });
                 Future<Object> close = pool.submit(() -> {
-                    start.await();
+                    arrived.incrementAndGet();
+                    while (arrived.get() < 2) {
+                        Thread.onSpinWait();
+                    }
                     try {
                         base.close();
                         return null;
@@ -332,6 +338,90 @@ class ArrayLifecycleSafetyTest {
                     outcomes[1]++;
                 }
                 assertTrue(base.isClosed());
+            }
+            assertEquals(rounds, outcomes[0] + outcomes[1]);
+            assertEquals(0, DLPack.outstandingExports());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * An export and a resize of the same memory race for many rounds. Exactly one wins each round:
+     * the export (the resize is then refused while it is held, and the block stays where it is) or
+     * the resize (the export then throws: the view it was asked of is stale). Both winning would
+     * hand out a block the resize moves; both losing would refuse a resize for an export that was
+     * never handed out.
+     */
+    @Test
+    void exportsRacingAResizeHaveExactlyOneWinner() throws Exception {
+        int rounds = 20_000;
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            int[] outcomes = new int[2];
+            for (int round = 0; round < rounds; round++) {
+                NDArray base = zeros(16);
+                base.setDouble(7, 3);
+                // Exported through a view made before the race, whose generation is fixed: after a
+                // resize it is stale (the owner itself follows its memory to the new block)
+                NDArray view = base.reshape(4, 4);
+                int kind = round % 3;                 // DLPack, a buffer view, a bare pin
+                long block = base.address();
+                AtomicInteger arrived = new AtomicInteger();   // a spinning start: the two begin within ns
+                Future<Object> export = pool.submit(() -> {
+                    arrived.incrementAndGet();
+                    while (arrived.get() < 2) {
+                        Thread.onSpinWait();
+                    }
+                    try {
+                        Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
+                                : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
+                        exported.merge(block, 1, Integer::sum);
+                        return handedOut;
+                    } catch (IllegalStateException e) {
+                        return e;
+                    }
+                });
+                Future<Object> resize = pool.submit(() -> {
+                    arrived.incrementAndGet();
+                    while (arrived.get() < 2) {
+                        Thread.onSpinWait();
+                    }
+                    try {
+                        base.resize(32);
+                        return null;
+                    } catch (IllegalStateException e) {
+                        return e;
+                    }
+                });
+                Object exportResult = export.get();
+                Object resizeResult = resize.get();
+                if (exportResult instanceof IllegalStateException e) {
+                    assertTrue(e.getMessage().contains("resized") || e.getMessage().contains("no longer valid"),
+                            e.getMessage());
+                    assertTrue(resizeResult == null, "round " + round + ": the export failed, so the resize must"
+                            + " have succeeded, but it threw " + resizeResult);
+                    outcomes[0]++;
+                } else {
+                    if (resizeResult instanceof IllegalStateException refused) {
+                        assertTrue(refused.getMessage().contains("still held"), refused.getMessage());
+                    } else {
+                        fail("round " + round + ": the resize succeeded although an export was handed out");
+                    }
+                    assertEquals(block, base.address(), "the exported block did not move");
+                    assertEquals(16, base.size());
+                    exported.remove(block);
+                    if (exportResult instanceof BufferView v) {
+                        v.release();
+                    } else if (exportResult instanceof NDArray.Pin pin) {
+                        pin.close();
+                    } else {
+                        DLPack.release((MemorySegment) exportResult, true);
+                    }
+                    outcomes[1]++;
+                }
+                assertEquals(7.0, base.getDouble(3), "the data survived whichever won");
+                base.close();
             }
             assertEquals(rounds, outcomes[0] + outcomes[1]);
             assertEquals(0, DLPack.outstandingExports());
