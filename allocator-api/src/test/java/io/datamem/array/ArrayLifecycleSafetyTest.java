@@ -264,6 +264,40 @@ class ArrayLifecycleSafetyTest {
         empty.close();
     }
 
+    /** A spinning start: each of two racing tasks calls this, and both go on within nanoseconds. */
+    private static void startTogether(AtomicInteger arrived) {
+        arrived.incrementAndGet();
+        while (arrived.get() < 2) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Exports {@code view} as DLPack ({@code kind} 0), a buffer view (1) or a bare pin (2), noting
+     * the block as exported; or the refusal.
+     */
+    private Object exportOrRefusal(NDArray view, int kind, long block) {
+        try {
+            Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
+                    : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
+            exported.merge(block, 1, Integer::sum);
+            return handedOut;
+        } catch (IllegalStateException e) {
+            return e;
+        }
+    }
+
+    /** Releases what {@link #exportOrRefusal} handed out. */
+    private static void releaseExport(Object handedOut) {
+        if (handedOut instanceof BufferView v) {
+            v.release();
+        } else if (handedOut instanceof NDArray.Pin pin) {
+            pin.close();
+        } else {
+            DLPack.release((MemorySegment) handedOut, true);
+        }
+    }
+
     /**
      * An export and a close of the same memory race for many rounds. Each round either exports
      * (then the close is refused while the export is held, and the block is never freed under it)
@@ -283,26 +317,13 @@ class ArrayLifecycleSafetyTest {
                 }
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                AtomicInteger arrived = new AtomicInteger();   // a spinning start: the two begin within ns
+                AtomicInteger arrived = new AtomicInteger();
                 Future<Object> export = pool.submit(() -> {
-                    arrived.incrementAndGet();
-                    while (arrived.get() < 2) {
-                        Thread.onSpinWait();
-                    }
-                    try {
-                        Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
-                                : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
-                        exported.merge(block, 1, Integer::sum);
-                        return handedOut;
-                    } catch (IllegalStateException e) {
-                        return e;
-                    }
+                    startTogether(arrived);
+                    return exportOrRefusal(view, kind, block);
                 });
                 Future<Object> close = pool.submit(() -> {
-                    arrived.incrementAndGet();
-                    while (arrived.get() < 2) {
-                        Thread.onSpinWait();
-                    }
+                    startTogether(arrived);
                     try {
                         base.close();
                         return null;
@@ -327,13 +348,7 @@ class ArrayLifecycleSafetyTest {
                     double read = base.getDouble(0);
                     assertEquals(round % 2 == 0 ? 1.0 : 0.0, read, "the exported memory is still the array's");
                     exported.remove(block);
-                    if (exportResult instanceof BufferView v) {
-                        v.release();
-                    } else if (exportResult instanceof NDArray.Pin pin) {
-                        pin.close();
-                    } else {
-                        DLPack.release((MemorySegment) exportResult, true);
-                    }
+                    releaseExport(exportResult);
                     base.close();
                     outcomes[1]++;
                 }
@@ -367,26 +382,13 @@ class ArrayLifecycleSafetyTest {
                 NDArray view = base.reshape(4, 4);
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                AtomicInteger arrived = new AtomicInteger();   // a spinning start: the two begin within ns
+                AtomicInteger arrived = new AtomicInteger();
                 Future<Object> export = pool.submit(() -> {
-                    arrived.incrementAndGet();
-                    while (arrived.get() < 2) {
-                        Thread.onSpinWait();
-                    }
-                    try {
-                        Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
-                                : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
-                        exported.merge(block, 1, Integer::sum);
-                        return handedOut;
-                    } catch (IllegalStateException e) {
-                        return e;
-                    }
+                    startTogether(arrived);
+                    return exportOrRefusal(view, kind, block);
                 });
                 Future<Object> resize = pool.submit(() -> {
-                    arrived.incrementAndGet();
-                    while (arrived.get() < 2) {
-                        Thread.onSpinWait();
-                    }
+                    startTogether(arrived);
                     try {
                         base.resize(32);
                         return null;
@@ -411,13 +413,7 @@ class ArrayLifecycleSafetyTest {
                     assertEquals(block, base.address(), "the exported block did not move");
                     assertEquals(16, base.size());
                     exported.remove(block);
-                    if (exportResult instanceof BufferView v) {
-                        v.release();
-                    } else if (exportResult instanceof NDArray.Pin pin) {
-                        pin.close();
-                    } else {
-                        DLPack.release((MemorySegment) exportResult, true);
-                    }
+                    releaseExport(exportResult);
                     outcomes[1]++;
                 }
                 assertEquals(7.0, base.getDouble(3), "the data survived whichever won");
