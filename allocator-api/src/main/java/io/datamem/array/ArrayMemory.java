@@ -402,6 +402,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         if (handler != null && liveGeneration == gen) {
             return;   // see isLive
         }
+        awaitDecision();
         synchronized (this) {
             IllegalStateException e = notLive(gen, who);
             if (e != null) {
@@ -422,9 +423,35 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         if (handler != null && liveGeneration == gen) {
             return true;
         }
+        awaitDecision();
         synchronized (this) {
             return notLive(gen, null) == null;
         }
+    }
+
+    /**
+     * Waits, when a close or resize has claimed owned memory and not yet decided, for its decision:
+     * a close that finds an export pinned gives the memory back, so a check made in between must
+     * not report it closed (an exporter holding a pin would otherwise see its own memory "closed"
+     * for a moment, and fail, while the close fails because of its pin). Not under the lock: the
+     * deciding close or resize may need it (a caller holding it, a resize, checks as it is).
+     */
+    private void awaitDecision() {
+        if (handler == null || Thread.holdsLock(this)) {
+            return;
+        }
+        for (int spins = 0; deciding(liveGeneration); spins++) {
+            if (spins < 128) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    /** Whether {@code live}, a read of {@link #liveGeneration}, is a claim not yet decided. */
+    private boolean deciding(int live) {
+        return live == RESIZING || (live == CLOSING && !freed);
     }
 
     /**
@@ -485,7 +512,7 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             if (live == gen) {
                 return;
             }
-            if (live != RESIZING && (live != CLOSING || (boolean) FREED.getAcquire(this))) {
+            if (!deciding(live)) {
                 break;   // closed, or moved to another generation
             }
             if (spins < 128) {

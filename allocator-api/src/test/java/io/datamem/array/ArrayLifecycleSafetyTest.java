@@ -287,6 +287,31 @@ class ArrayLifecycleSafetyTest {
         }
     }
 
+    /**
+     * Races an export of {@code view} (see {@link #exportOrRefusal}) against {@code rival} on two
+     * threads of {@code pool} started together.
+     *
+     * @return the export's result and the rival's (null, or the {@link IllegalStateException} it threw)
+     */
+    private Object[] race(ExecutorService pool, NDArray view, int kind, long block, Runnable rival)
+            throws Exception {
+        AtomicInteger arrived = new AtomicInteger();
+        Future<Object> export = pool.submit(() -> {
+            startTogether(arrived);
+            return exportOrRefusal(view, kind, block);
+        });
+        Future<Object> other = pool.submit(() -> {
+            startTogether(arrived);
+            try {
+                rival.run();
+                return null;
+            } catch (IllegalStateException e) {
+                return e;
+            }
+        });
+        return new Object[] {export.get(), other.get()};
+    }
+
     /** Releases what {@link #exportOrRefusal} handed out. */
     private static void releaseExport(Object handedOut) {
         if (handedOut instanceof BufferView v) {
@@ -317,25 +342,12 @@ class ArrayLifecycleSafetyTest {
                 }
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                AtomicInteger arrived = new AtomicInteger();
-                Future<Object> export = pool.submit(() -> {
-                    startTogether(arrived);
-                    return exportOrRefusal(view, kind, block);
-                });
-                Future<Object> close = pool.submit(() -> {
-                    startTogether(arrived);
-                    try {
-                        base.close();
-                        return null;
-                    } catch (IllegalStateException e) {
-                        return e;
-                    }
-                });
-                Object exportResult = export.get();
-                Object closeResult = close.get();
+                Object[] results = race(pool, view, kind, block, base::close);
+                Object exportResult = results[0];
+                Object closeResult = results[1];
                 if (exportResult instanceof IllegalStateException e) {
                     assertTrue(e.getMessage().contains("closed"), e.getMessage());
-                    assertTrue(closeResult == null, "the close won, so it succeeded");
+                    assertTrue(closeResult == null, "round " + round + ": the export failed (" + e.getMessage() + "), so the close must have succeeded, but it threw " + closeResult);
                     outcomes[0]++;
                 } else {
                     // The export pinned first; the close may have been refused, or may not have run yet.
@@ -382,22 +394,9 @@ class ArrayLifecycleSafetyTest {
                 NDArray view = base.reshape(4, 4);
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                AtomicInteger arrived = new AtomicInteger();
-                Future<Object> export = pool.submit(() -> {
-                    startTogether(arrived);
-                    return exportOrRefusal(view, kind, block);
-                });
-                Future<Object> resize = pool.submit(() -> {
-                    startTogether(arrived);
-                    try {
-                        base.resize(32);
-                        return null;
-                    } catch (IllegalStateException e) {
-                        return e;
-                    }
-                });
-                Object exportResult = export.get();
-                Object resizeResult = resize.get();
+                Object[] results = race(pool, view, kind, block, () -> base.resize(32));
+                Object exportResult = results[0];
+                Object resizeResult = results[1];
                 if (exportResult instanceof IllegalStateException e) {
                     assertTrue(e.getMessage().contains("resized") || e.getMessage().contains("no longer valid"),
                             e.getMessage());
