@@ -417,7 +417,8 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
      * freed nor being resized, and that array's generation is the current one (every close, free
      * and resize first claims {@link #liveGeneration} away from the live generation, and a refused
      * one restores it). What the lock would add is only a later moment to read at: a check answers
-     * for the moment it reads, under the lock or not; exports hold a pin taken under the lock.
+     * for the moment it reads, under the lock or not; exports hold a pin (see {@link #pinExport}).
+     * A claim not yet decided is waited for ({@link #awaitDecision()}).
      */
     boolean isLive(int gen) {
         if (handler != null && liveGeneration == gen) {
@@ -440,13 +441,24 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
         if (handler == null || Thread.holdsLock(this)) {
             return;
         }
-        for (int spins = 0; deciding(liveGeneration); spins++) {
+        awaitDecided();
+    }
+
+    /**
+     * Spins (then yields) while {@link #liveGeneration} is a claim not yet decided.
+     *
+     * @return the first read of {@link #liveGeneration} that is not
+     */
+    private int awaitDecided() {
+        int live;
+        for (int spins = 0; deciding(live = liveGeneration); spins++) {
             if (spins < 128) {
                 Thread.onSpinWait();
             } else {
                 Thread.yield();
             }
         }
+        return live;
     }
 
     /** Whether {@code live}, a read of {@link #liveGeneration}, is a claim not yet decided. */
@@ -507,19 +519,8 @@ final class ArrayMemory extends PhantomReference<NDArray> implements Runnable {
             return;
         }
         EXPORTS.getAndAdd(this, 1);
-        for (int spins = 0; ; spins++) {
-            int live = liveGeneration;
-            if (live == gen) {
-                return;
-            }
-            if (!deciding(live)) {
-                break;   // closed, or moved to another generation
-            }
-            if (spins < 128) {
-                Thread.onSpinWait();   // a close or resize claimed the memory and decides
-            } else {
-                Thread.yield();
-            }
+        if (awaitDecided() == gen) {
+            return;   // otherwise closed, or moved to another generation
         }
         EXPORTS.getAndAdd(this, -1);
         synchronized (this) {

@@ -17,10 +17,10 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -347,7 +347,8 @@ class ArrayLifecycleSafetyTest {
                 Object closeResult = results[1];
                 if (exportResult instanceof IllegalStateException e) {
                     assertTrue(e.getMessage().contains("closed"), e.getMessage());
-                    assertTrue(closeResult == null, "round " + round + ": the export failed (" + e.getMessage() + "), so the close must have succeeded, but it threw " + closeResult);
+                    assertTrue(closeResult == null, "round " + round + ": the export failed (" + e.getMessage()
+                            + "), so the close must have succeeded, but it threw " + closeResult);
                     outcomes[0]++;
                 } else {
                     // The export pinned first; the close may have been refused, or may not have run yet.
