@@ -119,6 +119,43 @@ class ArrayReclamationTest {
         assertEquals(List.of(), a.violations);
     }
 
+    /**
+     * The registry copies its array into a fresh one every {@link ArrayMemory.Registry#REFRESH_ADDS}
+     * adds (to keep the collector's card-marking barrier off the hot path): owners registered before
+     * the copies stay registered through them, and are still found and freed when leaked.
+     */
+    @Test
+    void ownersRegisteredBeforeTheRegistryIsCopiedAreStillFreedWhenLeaked() throws Exception {
+        ExactlyOnce a = new ExactlyOnce();
+        DataMemHandler h = DataMemHandler.of("reclaim-refreshed", a);
+        long leaksBefore = NDArray.leakCount();
+        AtomicReference<String> failure = new AtomicReference<>();
+        Thread t = Thread.ofPlatform().start(() -> DataMem.runWith(h, () -> {
+            int before = ArrayMemory.Registry.mine().size();
+            List<NDArray> open = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                open.add(NDArray.empty(DType.FLOAT64, 4));
+            }
+            for (int i = 0; i < 3 * ArrayMemory.Registry.REFRESH_ADDS + 5; i++) {
+                try (NDArray x = NDArray.empty(DType.FLOAT64, 2)) {
+                    x.setDouble(i, 0);
+                }
+            }
+            int held = ArrayMemory.Registry.mine().size() - before;
+            if (held != 30) {
+                failure.set("the registry holds " + held + " owners after the copies, not the 30 open ones");
+            }
+            open.clear();   // the 30 leak: only their registry entries remain
+        }));
+        t.join();
+        assertEquals(null, failure.get());
+        awaitNoLiveBlocks(a);
+        assertEquals(Set.of(), a.live, "every leaked array registered before the copies was freed");
+        assertEquals(30, a.reaped.get(), "as leaks, once each");
+        assertEquals(List.of(), a.violations);
+        assertTrue(NDArray.leakCount() >= leaksBefore + 30);
+    }
+
     @Test
     void arraysClosedByAnotherThreadLeaveTheCreatorsRegistry() throws Exception {
         ExactlyOnce a = new ExactlyOnce();
