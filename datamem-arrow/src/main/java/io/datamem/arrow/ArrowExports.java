@@ -249,9 +249,10 @@ final class ArrowExports {
 
     /**
      * The callbacks' addresses as plain longs: the hot paths store and compare {@code release}
-     * fields as {@code JAVA_LONG}, because an {@code ADDRESS} access makes (or unwraps) a segment
-     * through a var handle that C2 did not always inline there (it showed as a fifth of the Arrow
-     * round trip in a profile).
+     * fields as {@code JAVA_LONG}, so that no segment is made or unwrapped for a field that is
+     * only compared. (A profile charged those accesses with a large share of the round trip, but
+     * the share stayed with the {@code JAVA_LONG} accesses: it is the drain of the fences just
+     * before them, which a sampling profile attributes to the next memory access.)
      */
     static final long RELEASE_SCHEMA_ADDRESS = RELEASE_SCHEMA.address();
     /** {@link #RELEASE_ARRAY}'s address. */
