@@ -61,7 +61,10 @@ public final class ExportSlots {
      *
      * @param blockSize the size of each slot's native block, a multiple of 16; 0 for none
      * @param slabShift log2 of the slots per slab
-     * @param maxSlabs  the most slabs
+     * @param maxSlabs  the most slabs; {@code maxSlabs << slabShift} must stay below 2^30, so that
+     *                  a token's index never has bit 30 or 31 set (a protocol may tag a token
+     *                  with bit 30, which {@link #peek} and {@link #release} then refuse as out
+     *                  of range)
      * @throws IllegalArgumentException if an argument is out of range
      */
     public ExportSlots(long blockSize, int slabShift, int maxSlabs) {

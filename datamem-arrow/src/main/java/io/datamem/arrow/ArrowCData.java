@@ -366,7 +366,7 @@ public final class ArrowCData {
         NDArray owned = null;
         MemorySegment arrayBlock = null;
         MemorySegment schemaBlock = null;
-        long[] tokens = new long[tensor ? 4 : 2];
+        long[] tokens = new long[tensor ? 4 : 1];
         int taken = 0;
         try {
             if (bool) {
@@ -377,22 +377,20 @@ public final class ArrowCData {
                 view = pin;
             }
             long data = array.size() == 0 ? EMPTY.address() : owned != null ? owned.address() : array.address();
-            ArrowExports.Shared arrayShared = new ArrowExports.Shared(tensor ? 2 : 1, false, view, owned, null);
             if (!tensor) {
-                // A 1-D array: the buffer table is the array slot's block; the schema's strings are
-                // the static ones. Nothing is allocated but the two slots.
-                long token = ArrowExports.register(arrayShared, 0, false);
+                // A 1-D array: schema and array in one slot (a pair), whose block is the buffer
+                // table; the schema's strings are the static ones. Nothing is allocated but the slot.
+                long token = ArrowExports.registerPair(new ArrowExports.Pair(view, owned));
                 tokens[taken++] = token;
-                tokens[taken++] = ArrowExports.register(new ArrowExports.Shared(1, true, null, null, null), 0, true);
                 long buffers = ArrowExports.SLOTS.address(token);
                 ArrowExports.RAW.set(JAVA_LONG, buffers, 0);
                 ArrowExports.RAW.set(JAVA_LONG, buffers + 8, data);
                 fillArray(a, length, 2, 0, buffers, 0, token);
-                fillSchema(s, format, EMPTY_NAME, 0, 0, 0, tokens[1]);
+                fillSchema(s, format, EMPTY_NAME, 0, 0, 0, token | ArrowExports.SCHEMA_TAG);
             } else {
                 // The array side: buffer tables and the child, in one block.
                 arrayBlock = ArrowExports.malloc(8 + 8 + ARROW_ARRAY.byteSize() + 16);
-                arrayShared = new ArrowExports.Shared(2, false, view, owned, arrayBlock);
+                ArrowExports.Shared arrayShared = new ArrowExports.Shared(2, view, owned, arrayBlock);
                 // The schema side: strings, metadata and the child.
                 byte[] fmt = cString("+w:" + listSize);
                 byte[] metadata = ArrowMetadata.encode(Map.of(EXTENSION_NAME, FIXED_SHAPE_TENSOR,
@@ -400,7 +398,7 @@ public final class ArrowCData {
                                 array.ndim()))));
                 long schemaBytes = fmt.length + 8 + 8 + ARROW_SCHEMA.byteSize() + metadata.length;
                 schemaBlock = ArrowExports.malloc(align8(schemaBytes));
-                ArrowExports.Shared schemaShared = new ArrowExports.Shared(2, true, null, null, schemaBlock);
+                ArrowExports.Shared schemaShared = new ArrowExports.Shared(2, null, null, schemaBlock);
                 MemorySegment child = arrayBlock.asSlice(16, ARROW_ARRAY.byteSize());
                 MemorySegment childSchema = schemaBlock.asSlice(8, ARROW_SCHEMA.byteSize());
                 // the parents' nodes name their children, released with them unless moved away
@@ -503,7 +501,7 @@ public final class ArrowCData {
         a.set(JAVA_LONG, A_CHILDREN, children);
         a.set(JAVA_LONG, A_DICTIONARY, 0);
         a.set(JAVA_LONG, A_PRIVATE, token);
-        a.set(ADDRESS, A_RELEASE, ArrowExports.RELEASE_ARRAY);
+        a.set(JAVA_LONG, A_RELEASE, ArrowExports.RELEASE_ARRAY_ADDRESS);
     }
 
     /**
@@ -536,7 +534,7 @@ public final class ArrowCData {
         s.set(JAVA_LONG, S_CHILDREN, children);
         s.set(JAVA_LONG, S_DICTIONARY, 0);
         s.set(JAVA_LONG, S_PRIVATE, token);
-        s.set(ADDRESS, S_RELEASE, ArrowExports.RELEASE_SCHEMA);
+        s.set(JAVA_LONG, S_RELEASE, ArrowExports.RELEASE_SCHEMA_ADDRESS);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -774,7 +772,7 @@ public final class ArrowCData {
                 imported = NDArray.adopt(handler, MemorySegment.ofAddress(data), count == 0 ? 0 : endByte, dtype,
                         shape, null, count == 0 ? 0 : firstByte, true);
             } catch (RuntimeException | Error e) {
-                a.set(ADDRESS, A_RELEASE, ArrowExports.RELEASE_ARRAY);   // the struct is the caller's again
+                a.set(JAVA_LONG, A_RELEASE, ArrowExports.RELEASE_ARRAY_ADDRESS);   // the struct is the caller's again
                 throw e;
             }
             ArrowImport.callRelease(s, S_RELEASE);

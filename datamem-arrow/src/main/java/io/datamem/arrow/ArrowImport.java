@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Calls producers' release callbacks: what an imported array's
@@ -82,21 +83,22 @@ final class ArrowImport {
 
     /** Calls a struct's release callback if it is set (the callback marks it released). */
     static void callRelease(MemorySegment struct, long releaseOffset) {
-        MemorySegment release = struct.get(ADDRESS, releaseOffset);
-        if (release.address() == 0) {
+        // Read as a long, not as an ADDRESS segment (see ArrowExports.RELEASE_ARRAY_ADDRESS).
+        long release = struct.get(JAVA_LONG, releaseOffset);
+        if (release == 0) {
             return;
         }
         // A struct datamem exported, back in this JVM: the same function, without the crossing.
-        if (release.address() == ArrowExports.RELEASE_ARRAY.address()) {
+        if (release == ArrowExports.RELEASE_ARRAY_ADDRESS) {
             ArrowExports.releaseAt(struct.address(), false);
             return;
         }
-        if (release.address() == ArrowExports.RELEASE_SCHEMA.address()) {
+        if (release == ArrowExports.RELEASE_SCHEMA_ADDRESS) {
             ArrowExports.releaseAt(struct.address(), true);
             return;
         }
         try {
-            CALL_RELEASE.invokeExact(release, MemorySegment.ofAddress(struct.address()));
+            CALL_RELEASE.invokeExact(MemorySegment.ofAddress(release), MemorySegment.ofAddress(struct.address()));
         } catch (Throwable t) {
             if (t instanceof RuntimeException r) {
                 throw r;

@@ -145,6 +145,72 @@ class ArrowCDataTest {
         }   // closes: the pin was released exactly once per export
     }
 
+    @Test
+    void aVectorsSchemaAndArrayShareASlotAndReleaseOnceEachInEitherOrderFromAnyThread() throws Throwable {
+        MemorySegment schema = arena.allocate(ArrowCData.ARROW_SCHEMA);
+        MemorySegment array = arena.allocate(ArrowCData.ARROW_ARRAY);
+        NDArray b = NDArray.zeros(DType.INT32, 3);
+        ArrowCData.exportArray(b, schema, array);
+        long schemaToken = schema.get(JAVA_LONG, 64);
+        schema.set(JAVA_LONG, 64, array.get(JAVA_LONG, 72));   // the array's token on the schema
+        CALL_RELEASE.invokeExact(schema.get(ADDRESS, 56), schema);
+        assertEquals(2, ArrowCData.outstandingExports(), "another kind's token released nothing");
+        assertNotEquals(0, schema.get(JAVA_LONG, 56), "and marked nothing released");
+        schema.set(JAVA_LONG, 64, schemaToken);
+        ArrowCData.releaseArray(array);
+        assertEquals(1, ArrowCData.outstandingExports(), "the schema is still out");
+        b.close();   // the array's release dropped the pin, whatever the schema does
+        ArrowCData.releaseSchema(schema);
+        assertEquals(0, ArrowCData.outstandingExports());
+
+        try (NDArray a = NDArray.zeros(DType.FLOAT64, 8)) {
+            int threads = 4;   // two release copies of the schema, two copies of the array, at once
+            int rounds = 500;
+            MemorySegment[] copies = new MemorySegment[threads];
+            for (int t = 0; t < threads; t++) {
+                copies[t] = arena.allocate(ArrowCData.ARROW_ARRAY);
+            }
+            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads, () -> {
+                ArrowCData.exportArray(a, schema, array);
+                for (int t = 0; t < threads; t++) {
+                    MemorySegment from = t < 2 ? schema : array;
+                    MemorySegment.copy(from, 0, copies[t], 0, t < 2 ? ArrowCData.ARROW_SCHEMA.byteSize()
+                            : ArrowCData.ARROW_ARRAY.byteSize());
+                }
+            });
+            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads, () -> {
+                if (ArrowCData.outstandingExports() != 0) {
+                    failures.add(new AssertionError(ArrowCData.outstandingExports() + " structs left"));
+                }
+            });
+            List<Thread> all = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                MemorySegment mine = copies[t];
+                long releaseOffset = t < 2 ? 56 : 64;
+                Thread thread = new Thread(() -> {
+                    try {
+                        for (int r = 0; r < rounds; r++) {
+                            start.await();
+                            CALL_RELEASE.invokeExact(mine.get(ADDRESS, releaseOffset), mine);
+                            end.await();
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                        start.reset();
+                        end.reset();
+                    }
+                });
+                all.add(thread);
+                thread.start();
+            }
+            for (Thread thread : all) {
+                thread.join();
+            }
+            assertEquals(List.of(), failures);
+        }   // closes: each export's pin was released exactly once
+    }
+
     @AfterEach
     void nothingLeaks() {
         arena.close();
