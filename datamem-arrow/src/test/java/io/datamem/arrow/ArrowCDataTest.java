@@ -118,28 +118,7 @@ class ArrowCDataTest {
             });
             java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads);
             List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-            List<Thread> all = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                MemorySegment mine = copies[t];
-                Thread thread = new Thread(() -> {
-                    try {
-                        for (int r = 0; r < rounds; r++) {
-                            start.await();
-                            CALL_RELEASE.invokeExact(release, mine);
-                            end.await();
-                        }
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        start.reset();
-                        end.reset();
-                    }
-                });
-                all.add(thread);
-                thread.start();
-            }
-            for (Thread thread : all) {
-                thread.join();
-            }
+            releaseFromThreads(rounds, start, end, failures, copies, t -> release);
             assertEquals(List.of(), failures);
             assertEquals(0, ArrowCData.outstandingExports(), "each export released once");
         }   // closes: the pin was released exactly once per export
@@ -184,31 +163,45 @@ class ArrowCDataTest {
                     failures.add(new AssertionError(ArrowCData.outstandingExports() + " structs left"));
                 }
             });
-            List<Thread> all = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                MemorySegment mine = copies[t];
-                long releaseOffset = t < 2 ? 56 : 64;
-                Thread thread = new Thread(() -> {
-                    try {
-                        for (int r = 0; r < rounds; r++) {
-                            start.await();
-                            CALL_RELEASE.invokeExact(mine.get(ADDRESS, releaseOffset), mine);
-                            end.await();
-                        }
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        start.reset();
-                        end.reset();
-                    }
-                });
-                all.add(thread);
-                thread.start();
-            }
-            for (Thread thread : all) {
-                thread.join();
-            }
+            // the schema's release callback is at offset 56, the array's at 64 (read per round: copied anew)
+            releaseFromThreads(rounds, start, end, failures, copies,
+                    t -> copies[t].get(ADDRESS, t < 2 ? 56 : 64));
             assertEquals(List.of(), failures);
         }   // closes: each export's pin was released exactly once
+    }
+
+    /**
+     * Starts one thread per struct of {@code structs}; in each of {@code rounds} rounds, between the
+     * two barriers, each calls its struct's release callback ({@code callback} of its index, read
+     * after the start barrier) on its struct. Failures go to {@code failures} and break the barriers.
+     */
+    private static void releaseFromThreads(int rounds, java.util.concurrent.CyclicBarrier start,
+                                           java.util.concurrent.CyclicBarrier end, List<Throwable> failures,
+                                           MemorySegment[] structs,
+                                           java.util.function.IntFunction<MemorySegment> callback)
+            throws InterruptedException {
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < structs.length; t++) {
+            int index = t;
+            Thread thread = new Thread(() -> {
+                try {
+                    for (int r = 0; r < rounds; r++) {
+                        start.await();
+                        CALL_RELEASE.invokeExact(callback.apply(index), structs[index]);
+                        end.await();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                    start.reset();
+                    end.reset();
+                }
+            });
+            all.add(thread);
+            thread.start();
+        }
+        for (Thread thread : all) {
+            thread.join();
+        }
     }
 
     @AfterEach
