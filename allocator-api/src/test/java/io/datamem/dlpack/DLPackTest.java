@@ -15,6 +15,7 @@ import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.NativeToolchain;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.Rounds;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -248,31 +249,10 @@ class DLPackTest {
             int threads = 4;
             int rounds = 2000;
             MemorySegment[] tensor = new MemorySegment[1];
-            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads,
-                    () -> tensor[0] = DLPack.toDLPack(a, 1));
-            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads);
-            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-            List<Thread> all = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                Thread thread = new Thread(() -> {
-                    try {
-                        for (int r = 0; r < rounds; r++) {
-                            start.await();
-                            CALL.invokeExact(deleter, tensor[0]);
-                            end.await();
-                        }
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        start.reset();
-                        end.reset();
-                    }
-                });
-                all.add(thread);
-                thread.start();
-            }
-            for (Thread thread : all) {
-                thread.join();
-            }
+            List<Throwable> failures = Rounds.run(threads, rounds, () -> tensor[0] = DLPack.toDLPack(a, 1), null,
+                    t -> {
+                        CALL.invokeExact(deleter, tensor[0]);   // a statement: invokeExact's type is (..)void
+                    });
             assertEquals(List.of(), failures);
             assertEquals(0, DLPack.outstandingExports(), "every tensor released once");
         }   // closes: every pin was released exactly once, or close would refuse (or fail to count)

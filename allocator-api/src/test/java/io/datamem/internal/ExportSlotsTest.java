@@ -1,12 +1,13 @@
 package io.datamem.internal;
 
+import io.datamem.testing.Rounds;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -72,36 +73,16 @@ class ExportSlotsTest {
         int rounds = 5000;
         AtomicInteger won = new AtomicInteger();
         long[] shared = new long[1];
-        CyclicBarrier start = new CyclicBarrier(threads, () -> shared[0] = slots.acquire(new Object()));
-        CyclicBarrier end = new CyclicBarrier(threads);
-        List<Thread> all = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < threads; t++) {
-            Thread thread = new Thread(() -> {
-                try {
-                    for (int r = 0; r < rounds; r++) {
-                        start.await();
-                        long token = shared[0];
-                        if (slots.release(token) != null) {
-                            won.incrementAndGet();
-                        }
-                        // other slots taken and given back meanwhile, by every thread
-                        long mine = slots.acquire(Boolean.TRUE);
-                        assertSame(Boolean.TRUE, slots.release(mine));
-                        end.await();
+        List<Throwable> failures = Rounds.run(threads, rounds, () -> shared[0] = slots.acquire(new Object()), null,
+                t -> {
+                    long token = shared[0];
+                    if (slots.release(token) != null) {
+                        won.incrementAndGet();
                     }
-                } catch (Throwable e) {
-                    failures.add(e);
-                    start.reset();
-                    end.reset();
-                }
-            });
-            all.add(thread);
-            thread.start();
-        }
-        for (Thread thread : all) {
-            thread.join();
-        }
+                    // other slots taken and given back meanwhile, by every thread
+                    long mine = slots.acquire(Boolean.TRUE);
+                    assertSame(Boolean.TRUE, slots.release(mine));
+                });
         assertTrue(failures.isEmpty(), failures::toString);
         assertEquals(rounds, won.get(), "each token released by exactly one thread");
         assertEquals(0, slots.live(), "nothing leaked");

@@ -100,12 +100,7 @@ final class ArrowExports {
         void releaseOne() {
             if ((int) STRUCTS.getAndAdd(this, -1) == 1) {
                 try {
-                    if (pin != null) {
-                        pin.close();
-                    }
-                    if (copy != null) {
-                        copy.close();
-                    }
+                    Pair.drop(pin, copy);
                 } finally {
                     if (block != null) {
                         free(block);
@@ -192,6 +187,11 @@ final class ArrowExports {
 
         /** Drops what the array struct held: the pin (the array may close again), or the copy. */
         void free() {
+            drop(pin, copy);
+        }
+
+        /** Closes {@code pin} (the array may close again) and {@code copy}, either of them null. */
+        static void drop(NDArray.Pin pin, NDArray copy) {
             try {
                 if (pin != null) {
                     pin.close();

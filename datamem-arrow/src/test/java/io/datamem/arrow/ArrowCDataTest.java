@@ -12,6 +12,7 @@ import io.datamem.buffer.BufferException;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.Rounds;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,16 +110,15 @@ class ArrowCDataTest {
             for (int t = 0; t < threads; t++) {
                 copies[t] = arena.allocate(ArrowCData.ARROW_ARRAY);
             }
-            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads, () -> {
+            List<Throwable> failures = Rounds.run(threads, rounds, () -> {
                 ArrowCData.exportArray(a, schema, array);
                 ArrowCData.releaseSchema(schema);
                 for (MemorySegment c : copies) {   // each thread releases its own copy of the one struct
                     MemorySegment.copy(array, 0, c, 0, ArrowCData.ARROW_ARRAY.byteSize());
                 }
-            });
-            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads);
-            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-            releaseFromThreads(rounds, start, end, failures, copies, t -> release);
+            }, null, t -> {
+                        CALL_RELEASE.invokeExact(release, copies[t]);   // a statement: invokeExact's type is (..)void
+                    });
             assertEquals(List.of(), failures);
             assertEquals(0, ArrowCData.outstandingExports(), "each export released once");
         }   // closes: the pin was released exactly once per export
@@ -149,59 +149,20 @@ class ArrowCDataTest {
             for (int t = 0; t < threads; t++) {
                 copies[t] = arena.allocate(ArrowCData.ARROW_ARRAY);
             }
-            List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-            java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads, () -> {
+            // the schema's release callback is at offset 56, the array's at 64 (read per round: copied anew)
+            List<Throwable> failures = Rounds.run(threads, rounds, () -> {
                 ArrowCData.exportArray(a, schema, array);
                 for (int t = 0; t < threads; t++) {
                     MemorySegment from = t < 2 ? schema : array;
                     MemorySegment.copy(from, 0, copies[t], 0, t < 2 ? ArrowCData.ARROW_SCHEMA.byteSize()
                             : ArrowCData.ARROW_ARRAY.byteSize());
                 }
-            });
-            java.util.concurrent.CyclicBarrier end = new java.util.concurrent.CyclicBarrier(threads, () -> {
-                if (ArrowCData.outstandingExports() != 0) {
-                    failures.add(new AssertionError(ArrowCData.outstandingExports() + " structs left"));
-                }
-            });
-            // the schema's release callback is at offset 56, the array's at 64 (read per round: copied anew)
-            releaseFromThreads(rounds, start, end, failures, copies,
-                    t -> copies[t].get(ADDRESS, t < 2 ? 56 : 64));
+            }, () -> assertEquals(0, ArrowCData.outstandingExports(), "structs left after a round"),
+                    t -> {
+                        CALL_RELEASE.invokeExact(copies[t].get(ADDRESS, t < 2 ? 56 : 64), copies[t]);   // a statement: invokeExact's type is (..)void
+                    });
             assertEquals(List.of(), failures);
         }   // closes: each export's pin was released exactly once
-    }
-
-    /**
-     * Starts one thread per struct of {@code structs}; in each of {@code rounds} rounds, between the
-     * two barriers, each calls its struct's release callback ({@code callback} of its index, read
-     * after the start barrier) on its struct. Failures go to {@code failures} and break the barriers.
-     */
-    private static void releaseFromThreads(int rounds, java.util.concurrent.CyclicBarrier start,
-                                           java.util.concurrent.CyclicBarrier end, List<Throwable> failures,
-                                           MemorySegment[] structs,
-                                           java.util.function.IntFunction<MemorySegment> callback)
-            throws InterruptedException {
-        List<Thread> all = new ArrayList<>();
-        for (int t = 0; t < structs.length; t++) {
-            int index = t;
-            Thread thread = new Thread(() -> {
-                try {
-                    for (int r = 0; r < rounds; r++) {
-                        start.await();
-                        CALL_RELEASE.invokeExact(callback.apply(index), structs[index]);
-                        end.await();
-                    }
-                } catch (Throwable e) {
-                    failures.add(e);
-                    start.reset();
-                    end.reset();
-                }
-            });
-            all.add(thread);
-            thread.start();
-        }
-        for (Thread thread : all) {
-            thread.join();
-        }
     }
 
     @AfterEach
