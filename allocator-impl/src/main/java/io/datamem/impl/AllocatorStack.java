@@ -20,8 +20,8 @@ import java.util.function.Function;
  *
  * <pre>{@code
  * DataMemHandler h = AllocatorStack.on(AlignedAllocator.of(64))
- *         .with(StatisticsAdaptor::of)                          // innermost
- *         .with(up -> LimitingAdaptor.of(up, 1L << 30))
+ *         .with("stats")                                        // innermost
+ *         .with("limit=1g")
  *         .with("tracking=full+guard")                           // adaptor terms, as in handler names
  *         .handler("aligned64+stats+limit=1g+tracking=full+guard");
  * StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
@@ -119,7 +119,7 @@ public final class AllocatorStack {
         /**
          * Adds an adaptor on top of the stack built so far.
          *
-         * @param adaptor makes the adaptor from its upstream, for example {@code StatisticsAdaptor::of}
+         * @param adaptor makes the adaptor from its upstream, for example {@code MyAdaptor::new}
          * @return this builder
          * @throws NullPointerException if {@code adaptor} is null
          */

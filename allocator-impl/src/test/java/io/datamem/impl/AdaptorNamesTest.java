@@ -1,11 +1,15 @@
 package io.datamem.impl;
 
+import io.datamem.impl.internal.adaptor.JfrEventAdaptor;
+import io.datamem.impl.internal.adaptor.LimitingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.adaptor.FailureInjectingAdaptor;
 import io.datamem.impl.adaptor.GuardAdaptor;
-import io.datamem.impl.adaptor.JfrEventAdaptor;
 import io.datamem.impl.adaptor.LimitingAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
@@ -30,15 +34,16 @@ class AdaptorNamesTest {
     @Test
     void namesBuildStacksInTheOrderWritten() {
         DataMemHandler h = DataMem.createHandler("aligned64+stats+tracking+guard");
-        assertEquals(List.of(GuardAdaptor.class, TrackingAdaptor.class, StatisticsAdaptor.class, AlignedAllocator.class),
+        assertEquals(List.of(GuardAdaptorImpl.class, TrackingAdaptorImpl.class, StatisticsAdaptorImpl.class,
+                        AlignedAllocator.class),
                 types(h.allocator()));
         DataMemHandler all = DataMem.createHandler(
                 "default_allocator+limit=64m+faults=every:3+tracking=full+guard=record+jfr+stats");
         assertEquals(64L << 20, AllocatorStack.find(all, LimitingAdaptor.class).orElseThrow().limitBytes());
-        assertEquals(TrackingAdaptor.StackTraces.FULL,
-                AllocatorStack.find(all, TrackingAdaptor.class).orElseThrow().stackTraces());
-        assertEquals(GuardAdaptor.OnViolation.RECORD,
-                AllocatorStack.find(all, GuardAdaptor.class).orElseThrow().onViolation());
+        assertEquals(TrackingAdaptorImpl.StackTraces.FULL,
+                AllocatorStack.find(all, TrackingAdaptorImpl.class).orElseThrow().stackTraces());
+        assertEquals(GuardAdaptorImpl.OnViolation.RECORD,
+                AllocatorStack.find(all, GuardAdaptorImpl.class).orElseThrow().onViolation());
         assertEquals(all.name(), AllocatorStack.find(all, JfrEventAdaptor.class).orElseThrow().handlerName());
         assertTrue(AllocatorStack.find(all, FailureInjectingAdaptor.class).orElseThrow().toString().contains("every:3"));
         assertTrue(AllocatorStack.find(h, LimitingAdaptor.class).isEmpty());
@@ -77,13 +82,13 @@ class AdaptorNamesTest {
     void theBuilderStacksFunctionsAndTermsInOrder() {
         AlignedAllocator leaf = AlignedAllocator.of(128);
         DataMemHandler h = AllocatorStack.on(leaf)
-                .with(StatisticsAdaptor::of)
-                .with(up -> LimitingAdaptor.of(up, 1 << 20))
+                .with(StatisticsAdaptorImpl::of)
+                .with(up -> LimitingAdaptorImpl.of(up, 1 << 20))
                 .with("tracking=off+guard")
                 .handler("mine");
         assertEquals("mine", h.name());
-        assertEquals(List.of(GuardAdaptor.class, TrackingAdaptor.class, LimitingAdaptor.class, StatisticsAdaptor.class,
-                AlignedAllocator.class), types(h.allocator()));
+        assertEquals(List.of(GuardAdaptorImpl.class, TrackingAdaptorImpl.class, LimitingAdaptorImpl.class,
+                StatisticsAdaptorImpl.class, AlignedAllocator.class), types(h.allocator()));
         assertSame(leaf, AllocatorStack.layers(h.allocator()).getLast());
         assertEquals(128, h.traits().byteAlignment(), "adaptors keep the leaf's traits");
         assertInstanceOf(StatisticsAdaptor.class, AllocatorStack.on("aligned64").with("stats").build());

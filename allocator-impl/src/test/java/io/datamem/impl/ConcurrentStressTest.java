@@ -144,24 +144,24 @@ class ConcurrentStressTest {
         assertEquals(List.of(), guard.violations(), guard.report());
         assertEquals(0, tracking.liveCount(), tracking.leakReport());
         assertEquals(List.of(), tracking.problems());
-        assertEquals(0, stats.currentBytes());
-        assertEquals(0, stats.failures());
+        assertEquals(0, stats.figures().currentBytes());
+        assertEquals(0, stats.figures().failures());
         if (statsOnTop) {
-            assertEquals(allocations, stats.allocations());
-            assertEquals(frees, stats.frees());
-            assertEquals(reallocations, stats.reallocations());
-            assertEquals(allocated, stats.allocatedBytes());
-            assertEquals(freed, stats.freedBytes());
+            assertEquals(allocations, stats.figures().allocations());
+            assertEquals(frees, stats.figures().frees());
+            assertEquals(reallocations, stats.figures().reallocations());
+            assertEquals(allocated, stats.figures().allocatedBytes());
+            assertEquals(freed, stats.figures().freedBytes());
         } else {
             long o = guard.overheadBytes();
             long blocks = allocations + reallocations;
             long bytes = created; // the size of every block created, once
-            assertEquals(blocks, stats.allocations());
-            assertEquals(blocks, stats.frees());
-            assertEquals(0, stats.reallocations());
-            assertEquals(bytes + blocks * o, stats.allocatedBytes());
-            assertEquals(bytes + blocks * o, stats.freedBytes());
+            assertEquals(blocks, stats.figures().allocations());
+            assertEquals(blocks, stats.figures().frees());
+            assertEquals(0, stats.figures().reallocations());
+            assertEquals(bytes + blocks * o, stats.figures().allocatedBytes());
+            assertEquals(bytes + blocks * o, stats.figures().freedBytes());
         }
-        assertEquals(stats.allocations(), stats.histogram().total());
+        assertEquals(stats.figures().allocations(), stats.histogram().total());
     }
 }

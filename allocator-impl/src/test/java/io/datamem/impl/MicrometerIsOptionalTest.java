@@ -32,7 +32,7 @@ class MicrometerIsOptionalTest {
             a.resize(2000);
         }
         StatisticsAdaptor s = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
-        System.out.println("ok " + s.allocations() + " " + s.frees());
+        System.out.println("ok " + s.figures().allocations() + " " + s.figures().frees());
     }
 
     @Test

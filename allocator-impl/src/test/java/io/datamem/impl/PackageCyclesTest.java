@@ -30,6 +30,20 @@ class PackageCyclesTest {
     }
 
     @Test
+    void onlyTheProvidersAndTheInternalPackagesImportTheImplementations() {
+        // io.datamem.impl.internal.* holds the implementations of the exported interfaces; they may
+        // import the exported packages, os and snapshot, but nothing exported may import them
+        for (String p : graph.packages()) {
+            if (p.startsWith("io.datamem.impl.internal.") || p.equals("io.datamem.impl.provider")) {
+                continue;
+            }
+            for (String used : graph.uses(p)) {
+                assertTrue(!used.startsWith("io.datamem.impl.internal."), p + " imports " + used);
+            }
+        }
+    }
+
+    @Test
     void everyPackageHoldsAtMostADozenFiles() {
         assertTrue(graph.packages().size() >= 8, graph.packages().toString());
         for (String p : graph.packages()) {

@@ -1,5 +1,6 @@
 package io.datamem.junit;
 
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -45,5 +46,5 @@ public @interface CheckedMemory {
      *
      * @return {@code FULL} by default: every leak says where it was allocated
      */
-    TrackingAdaptor.StackTraces stackTraces() default TrackingAdaptor.StackTraces.FULL;
+    TrackingAdaptorImpl.StackTraces stackTraces() default TrackingAdaptorImpl.StackTraces.FULL;
 }

@@ -1,5 +1,6 @@
 package io.datamem.junit;
 
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -20,6 +21,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
@@ -56,15 +58,16 @@ class CheckedMemoryTest {
         try (NDArray a = NDArray.empty(DType.FLOAT64, 100)) {
             assertEquals(2, tracking.liveCount());
             assertEquals(2, guard.liveCount());
-            assertEquals(810, stats.currentBytes());
+            assertEquals(810, stats.figures().currentBytes());
         }
     }
 
     @Test
-    @CheckedMemory(value = "default_allocator", stackTraces = TrackingAdaptor.StackTraces.OFF)
+    @CheckedMemory(value = "default_allocator", stackTraces = TrackingAdaptorImpl.StackTraces.OFF)
     void aMethodAnnotationWinsOverTheClassOne(DataMemHandler h, TrackingAdaptor tracking) {
         assertEquals("default_allocator+guard+tracking", h.name());
-        assertEquals(TrackingAdaptor.StackTraces.OFF, tracking.stackTraces());
+        assertEquals(TrackingAdaptorImpl.StackTraces.OFF,
+                assertInstanceOf(TrackingAdaptorImpl.class, tracking).stackTraces());
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 package io.datamem.junit;
 
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
+import io.datamem.impl.snapshot.LiveBlock;
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
@@ -58,17 +61,17 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
          * @throws IllegalArgumentException if the name is malformed or unknown
          * @throws IllegalStateException    if a provider it needs is unavailable
          */
-        public static Checked of(String name, TrackingAdaptor.StackTraces stackTraces) {
+        public static Checked of(String name, TrackingAdaptorImpl.StackTraces stackTraces) {
             List<ProviderTerm> terms = ProviderTerm.split(name);
             String leaf = terms.getFirst().text();
             String adaptors = terms.stream().skip(1).map(ProviderTerm::text).collect(Collectors.joining("+"));
-            GuardAdaptor guard = GuardAdaptor.of(DataMem.createHandler(leaf).allocator());
+            GuardAdaptor guard = GuardAdaptorImpl.of(DataMem.createHandler(leaf).allocator());
             String full = leaf + "+guard" + (adaptors.isEmpty() ? "" : "+" + adaptors) + "+tracking";
             AllocatorStack.Builder stack = AllocatorStack.on(guard);
             if (!adaptors.isEmpty()) {
                 stack.with(adaptors);
             }
-            TrackingAdaptor tracking = TrackingAdaptor.builder(stack.build()).stackTraces(stackTraces).build();
+            TrackingAdaptor tracking = TrackingAdaptorImpl.builder(stack.build()).stackTraces(stackTraces).build();
             return new Checked(DataMemHandler.of(full, tracking), tracking, guard);
         }
 
@@ -82,7 +85,7 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
             guard.check();
             guard.drainQuarantine();
             List<GuardViolation> violations = guard.violations();
-            List<TrackingAdaptor.Allocation> live = tracking.liveAllocations();
+            List<LiveBlock> live = tracking.liveAllocations();
             List<TrackingAdaptor.Problem> problems = tracking.problems();
             if (violations.isEmpty() && live.isEmpty() && problems.isEmpty()) {
                 return Optional.empty();

@@ -100,27 +100,27 @@ class NumPyEmbeddedTest {
                 assertEquals(4800, exported.liveBlockSize(dataAddress("z")).orElseThrow(), "np.zeros((20, 30))");
                 assertEquals(3, exported.liveBlocks());
                 assertEquals(14800, exported.liveBytes());
-                assertEquals(14800, stats.currentBytes(), "NumPy's bytes are in the Java handler's statistics");
+                assertEquals(14800, stats.figures().currentBytes(), "NumPy's bytes are in the Java handler's statistics");
                 report("after a = np.empty(1000), b = np.arange(500, dtype=np.int32), z = np.zeros((20, 30)): "
                         + "get_handler_name(a) = " + name("a") + ", live blocks " + exported.liveBlocks()
-                        + ", stats.currentBytes() = " + stats.currentBytes() + ", allocations = "
-                        + stats.allocations());
+                        + ", stats.figures().currentBytes() = " + stats.figures().currentBytes() + ", allocations = "
+                        + stats.figures().allocations());
 
                 python.exec("a.resize(3000, refcheck=False)");     // NumPy's realloc: no old size
                 assertEquals(24000, exported.liveBlockSize(dataAddress("a")).orElseThrow());
                 assertEquals(2.0, Double.parseDouble(python.eval("a[999]")), "realloc kept the data");
-                assertEquals(30800, stats.currentBytes());
-                assertEquals(1, stats.reallocations());
-                report("after a.resize(3000): stats.currentBytes() = " + stats.currentBytes() + ", reallocations = "
-                        + stats.reallocations());
+                assertEquals(30800, stats.figures().currentBytes());
+                assertEquals(1, stats.figures().reallocations());
+                report("after a.resize(3000): stats.figures().currentBytes() = " + stats.figures().currentBytes() + ", reallocations = "
+                        + stats.figures().reallocations());
 
                 python.exec("del a, b, z");
                 assertEquals(0, exported.liveBlocks(), "deleting the arrays freed them through the handler");
-                assertEquals(0, stats.currentBytes());
-                assertEquals(stats.allocations(), stats.frees(), "every allocation freed");
-                report("after del a, b, z: live blocks " + exported.liveBlocks() + ", stats.currentBytes() = "
-                        + stats.currentBytes() + ", frees = " + stats.frees() + ", freed bytes = "
-                        + stats.freedBytes());
+                assertEquals(0, stats.figures().currentBytes());
+                assertEquals(stats.figures().allocations(), stats.figures().frees(), "every allocation freed");
+                report("after del a, b, z: live blocks " + exported.liveBlocks() + ", stats.figures().currentBytes() = "
+                        + stats.figures().currentBytes() + ", frees = " + stats.figures().frees() + ", freed bytes = "
+                        + stats.figures().freedBytes());
 
                 python.exec("kept = np.ones(300)");               // outlives the handler's reign
                 MemorySegment ours = numpy.setHandler(previous);
@@ -143,14 +143,14 @@ class NumPyEmbeddedTest {
             });
             ExportStatistics s = exported.statistics();
             report("export statistics: " + s);
-            assertEquals(0, stats.currentBytes());
-            assertEquals(stats.allocations(), s.allocations());
+            assertEquals(0, stats.figures().currentBytes());
+            assertEquals(stats.figures().allocations(), s.allocations());
             assertEquals(s.allocations(), s.frees());
             assertEquals(0, s.sizeMismatches(), () -> "NumPy freed each block with its size: " + s);
             assertEquals(0, s.foreignFrees() + s.doubleFrees() + s.foreignReallocs() + s.upcallErrors(), s::toString);
-            report("statistics of default_allocator+stats: allocated " + stats.allocatedBytes() + " bytes in "
-                    + stats.allocations() + " allocations, " + stats.reallocations() + " reallocation, freed "
-                    + stats.freedBytes() + " bytes in " + stats.frees() + " frees, peak " + stats.peakBytes());
+            report("statistics of default_allocator+stats: allocated " + stats.figures().allocatedBytes() + " bytes in "
+                    + stats.figures().allocations() + " allocations, " + stats.figures().reallocations() + " reallocation, freed "
+                    + stats.figures().freedBytes() + " bytes in " + stats.figures().frees() + " frees, peak " + stats.figures().peakBytes());
         }
     }
 
@@ -186,7 +186,7 @@ class NumPyEmbeddedTest {
         assertEquals(0, s.liveBlocks());
         assertEquals(1, s.frees(), "freed through the handler after close");
         assertTrue(s.refusedAfterClose() >= 1);
-        assertEquals(0, stats.currentBytes());
+        assertEquals(0, stats.figures().currentBytes());
         assertEquals(0, s.upcallErrors());
     }
 

@@ -36,7 +36,7 @@ class RoundTripConformanceTest extends AllocatorConformanceTest {
         assertEquals(0, s.liveBytes(), () -> "every byte freed: " + s);
         assertEquals(0, s.sizeMismatches() + s.foreignFrees() + s.doubleFrees() + s.foreignReallocs()
                 + s.upcallErrors(), () -> "no anomaly: " + s + " " + exported.lastAnomaly());
-        assertEquals(0, stats.currentBytes(), "the Java handler got every byte back");
-        assertEquals(s.allocations(), stats.allocations(), "each allocation reached the Java handler");
+        assertEquals(0, stats.figures().currentBytes(), "the Java handler got every byte back");
+        assertEquals(s.allocations(), stats.figures().allocations(), "each allocation reached the Java handler");
     }
 }

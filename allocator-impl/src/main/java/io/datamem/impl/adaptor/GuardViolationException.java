@@ -5,8 +5,8 @@ import io.datamem.spi.BlockReleased;
 import java.util.Objects;
 
 /**
- * Thrown by a {@link GuardAdaptor} (in its default {@link GuardAdaptor.OnViolation#THROW} mode) when
- * it catches a misuse. A caller mistake about the pointer or size passed, so an
+ * Thrown by a {@link GuardAdaptor} (in its default mode, the handler term {@code guard};
+ * {@code guard=record} only records) when it catches a misuse. A caller mistake about the pointer or size passed, so an
  * {@link IllegalArgumentException}, as the allocator contract says of checking adaptors.
  *
  * <p>Whether the block is gone is part of the exception: {@link #blockReleased()} is true when the
@@ -55,11 +55,6 @@ public final class GuardViolationException extends IllegalArgumentException impl
      */
     public boolean blockReleased() {
         return blockReleased;
-    }
-
-    /** Whether a {@code free} or {@code realloc} that threw {@code t} freed its block anyway. */
-    static boolean released(Throwable t) {
-        return BlockReleased.by(t);
     }
 
     /**

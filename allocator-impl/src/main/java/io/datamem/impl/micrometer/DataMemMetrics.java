@@ -185,19 +185,19 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
                 throw new IllegalStateException("bindTo: " + this + " is closed");
             }
             List<Meter> meters = new ArrayList<>();
-            meters.add(gauge(registry, DataMemMeter.MEMORY_USED, StatisticsAdaptor::currentBytes));
-            meters.add(gauge(registry, DataMemMeter.MEMORY_PEAK, StatisticsAdaptor::peakBytes));
-            meters.add(gauge(registry, DataMemMeter.ALLOCATIONS_LIVE, StatisticsAdaptor::liveAllocations));
-            meters.add(counter(registry, DataMemMeter.MEMORY_ALLOCATED, StatisticsAdaptor::allocatedBytes));
-            meters.add(counter(registry, DataMemMeter.MEMORY_FREED, StatisticsAdaptor::freedBytes));
-            meters.add(counter(registry, DataMemMeter.ALLOCATIONS, StatisticsAdaptor::allocations));
-            meters.add(counter(registry, DataMemMeter.FREES, StatisticsAdaptor::frees));
-            meters.add(counter(registry, DataMemMeter.REALLOCATIONS, StatisticsAdaptor::reallocations));
-            meters.add(counter(registry, DataMemMeter.FAILURES, StatisticsAdaptor::failures));
+            meters.add(gauge(registry, DataMemMeter.MEMORY_USED, s -> s.figures().currentBytes()));
+            meters.add(gauge(registry, DataMemMeter.MEMORY_PEAK, s -> s.figures().peakBytes()));
+            meters.add(gauge(registry, DataMemMeter.ALLOCATIONS_LIVE, s -> s.figures().liveAllocations()));
+            meters.add(counter(registry, DataMemMeter.MEMORY_ALLOCATED, s -> s.figures().allocatedBytes()));
+            meters.add(counter(registry, DataMemMeter.MEMORY_FREED, s -> s.figures().freedBytes()));
+            meters.add(counter(registry, DataMemMeter.ALLOCATIONS, s -> s.figures().allocations()));
+            meters.add(counter(registry, DataMemMeter.FREES, s -> s.figures().frees()));
+            meters.add(counter(registry, DataMemMeter.REALLOCATIONS, s -> s.figures().reallocations()));
+            meters.add(counter(registry, DataMemMeter.FAILURES, s -> s.figures().failures()));
             meters.add(Meter.builder(DataMemMeter.ALLOCATION_SIZE.meterName(), Meter.Type.DISTRIBUTION_SUMMARY,
-                            List.of(new Measurement(() -> statistics.allocations(), Statistic.COUNT),
-                                    new Measurement(() -> statistics.totalAllocationBytes(), Statistic.TOTAL),
-                                    new Measurement(() -> statistics.largestAllocationBytes(), Statistic.MAX)))
+                            List.of(new Measurement(() -> statistics.histogram().total(), Statistic.COUNT),
+                                    new Measurement(() -> statistics.histogram().totalBytes(), Statistic.TOTAL),
+                                    new Measurement(() -> statistics.histogram().largestBytes(), Statistic.MAX)))
                     .description(DataMemMeter.ALLOCATION_SIZE.description())
                     .baseUnit(DataMemMeter.ALLOCATION_SIZE.baseUnit())
                     .tags(tags)

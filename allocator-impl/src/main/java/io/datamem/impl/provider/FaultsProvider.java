@@ -2,7 +2,7 @@ package io.datamem.impl.provider;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.FailureInjectingAdaptor;
+import io.datamem.impl.internal.adaptor.FailureInjectingAdaptorImpl;
 import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -24,11 +24,11 @@ public final class FaultsProvider extends AdaptorProvider {
         }
         String spec = term.argument();
         try {
-            FailureInjectingAdaptor.of(DataMem.builtinDefault().allocator(), spec); // a plain object: checks the spec
+            FailureInjectingAdaptorImpl.of(DataMem.builtinDefault().allocator(), spec); // a plain object: checks the spec
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "
                     + e.getMessage(), e);
         }
-        return upstream -> FailureInjectingAdaptor.of(upstream, spec);
+        return upstream -> FailureInjectingAdaptorImpl.of(upstream, spec);
     }
 }

@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.GuardAdaptor;
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
@@ -18,9 +18,9 @@ public final class GuardProvider extends AdaptorProvider {
     @Override
     UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         return switch (term.text()) {
-            case "guard", "guard=throw" -> GuardAdaptor::of;
-            case "guard=record" -> upstream -> GuardAdaptor.builder(upstream)
-                    .onViolation(GuardAdaptor.OnViolation.RECORD).build();
+            case "guard", "guard=throw" -> GuardAdaptorImpl::of;
+            case "guard=record" -> upstream -> GuardAdaptorImpl.builder(upstream)
+                    .onViolation(GuardAdaptorImpl.OnViolation.RECORD).build();
             default -> throw malformed(term, context, "guard or guard=record");
         };
     }

@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.JfrEventAdaptor;
+import io.datamem.impl.internal.adaptor.JfrEventAdaptor;
 import io.datamem.impl.os.OptionalModules;
 import io.datamem.spi.Availability;
 import io.datamem.spi.ProviderContext;

@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.LimitingAdaptor;
+import io.datamem.impl.internal.adaptor.LimitingAdaptorImpl;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
@@ -27,6 +27,6 @@ public final class LimitProvider extends AdaptorProvider {
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, expected);
         }
-        return upstream -> LimitingAdaptor.of(upstream, bytes);
+        return upstream -> LimitingAdaptorImpl.of(upstream, bytes);
     }
 }

@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.LoggingAdaptor;
+import io.datamem.impl.internal.adaptor.LoggingAdaptorImpl;
 import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -38,7 +38,7 @@ public final class LogProvider extends AdaptorProvider {
         String handlerName = context.handlerName();
         return upstream -> {
             try {
-                return LoggingAdaptor.open(upstream, file);
+                return LoggingAdaptorImpl.open(upstream, file);
             } catch (UncheckedIOException e) {
                 IOException cause = e.getCause();
                 throw new IllegalStateException("handler " + Messages.quote(handlerName) + ": cannot open the "

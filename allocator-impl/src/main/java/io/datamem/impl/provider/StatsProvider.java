@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
@@ -20,6 +20,6 @@ public final class StatsProvider extends AdaptorProvider {
         if (!term.text().equals("stats")) {
             throw malformed(term, context, "stats, without arguments");
         }
-        return StatisticsAdaptor::of;
+        return StatisticsAdaptorImpl::of;
     }
 }

@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.TrackingAdaptor;
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
@@ -18,14 +18,14 @@ public final class TrackingProvider extends AdaptorProvider {
     @Override
     UnaryOperator<DataMemAllocator> parse(ProviderTerm term, ProviderContext context) {
         if (term.text().equals("tracking")) {
-            return TrackingAdaptor::of;
+            return TrackingAdaptorImpl::of;
         }
-        TrackingAdaptor.StackTraces level;
+        TrackingAdaptorImpl.StackTraces level;
         try {
-            level = TrackingAdaptor.StackTraces.parse(term.argument());
+            level = TrackingAdaptorImpl.StackTraces.parse(term.argument());
         } catch (IllegalArgumentException e) {
             throw malformed(term, context, "tracking, or tracking=off, tracking=sampled or tracking=full");
         }
-        return upstream -> TrackingAdaptor.builder(upstream).stackTraces(level).build();
+        return upstream -> TrackingAdaptorImpl.builder(upstream).stackTraces(level).build();
     }
 }

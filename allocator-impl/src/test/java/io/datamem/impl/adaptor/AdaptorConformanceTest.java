@@ -1,5 +1,6 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AllocatorStack;
@@ -74,7 +75,7 @@ class AdaptorConformanceTest extends AllocatorConformanceTest {
     protected void verifyAfterTest(DataMemAllocator allocator) {
         for (DataMemAllocator layer : AllocatorStack.layers(allocator)) {
             switch (layer) {
-                case StatisticsAdaptor s -> {
+                case StatisticsAdaptorImpl s -> {
                     assertEquals(0, s.currentBytes(), "stats: bytes in use after the test");
                     assertEquals(s.allocations(), s.frees(), "stats: every allocation freed");
                     assertEquals(s.allocatedBytes(), s.freedBytes(), "stats: bytes balance");

@@ -1,5 +1,7 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
@@ -20,8 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Every violation the guard catches, committed on purpose, and what its report says. */
 class GuardAdaptorTest {
 
-    private final StatisticsAdaptor upstream = StatisticsAdaptor.of(AlignedAllocator.of(64));
-    private final GuardAdaptor guard = GuardAdaptor.of(upstream);
+    private final StatisticsAdaptorImpl upstream = StatisticsAdaptorImpl.of(AlignedAllocator.of(64));
+    private final GuardAdaptorImpl guard = GuardAdaptorImpl.of(upstream);
 
     private static String hex(MemorySegment p) {
         return "0x" + Long.toHexString(p.address());
@@ -175,7 +177,7 @@ class GuardAdaptorTest {
         MemorySegment p = guard.malloc(40);
         MemorySegment stale = p.reinterpret(40);
         guard.free(p, 40);
-        assertEquals(GuardAdaptor.FREED_BYTE, stale.get(ValueLayout.JAVA_BYTE, 0), "freed memory is poisoned");
+        assertEquals(GuardAdaptorImpl.FREED_BYTE, stale.get(ValueLayout.JAVA_BYTE, 0), "freed memory is poisoned");
         stale.set(ValueLayout.JAVA_BYTE, 5, (byte) 1); // use after free, while quarantined
         List<GuardViolation> found = guard.check();
         assertEquals(1, found.size());
@@ -190,7 +192,7 @@ class GuardAdaptorTest {
     @Test
     void freshBlocksArePoisonedAndCallocIsZero() {
         MemorySegment p = guard.malloc(16);
-        assertEquals(GuardAdaptor.UNINITIALISED_BYTE, p.reinterpret(16).get(ValueLayout.JAVA_BYTE, 15));
+        assertEquals(GuardAdaptorImpl.UNINITIALISED_BYTE, p.reinterpret(16).get(ValueLayout.JAVA_BYTE, 15));
         MemorySegment z = guard.calloc(2, 8);
         assertEquals(0, z.reinterpret(16).get(ValueLayout.JAVA_LONG, 8));
         guard.free(p, 16);
@@ -213,7 +215,7 @@ class GuardAdaptorTest {
 
     @Test
     void recordModeNeverThrowsAndStillFreesCorrectly() {
-        GuardAdaptor g = GuardAdaptor.builder(upstream).onViolation(GuardAdaptor.OnViolation.RECORD)
+        GuardAdaptorImpl g = GuardAdaptorImpl.builder(upstream).onViolation(GuardAdaptorImpl.OnViolation.RECORD)
                 .quarantineBytes(0).redZoneBytes(8).build();
         MemorySegment p = g.malloc(100);
         g.free(p, 7);                                   // wrong size: freed with its real size
@@ -227,7 +229,7 @@ class GuardAdaptorTest {
 
     @Test
     void arraysWorkUnderTheGuardAndItKeepsTheAlignment() {
-        GuardAdaptor g = GuardAdaptor.of(AlignedAllocator.of(4096));
+        GuardAdaptorImpl g = GuardAdaptorImpl.of(AlignedAllocator.of(4096));
         assertEquals(4096, g.traits().byteAlignment());
         DataMemHandler h = DataMemHandler.of("aligned:4096+guard", g);
         NDArray a = io.datamem.DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 1000));
@@ -244,7 +246,7 @@ class GuardAdaptorTest {
     @Test
     void aHugeAlignmentFillsOnlyAFixedRegionOfTheHeader() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Rss.available(), "needs /proc/self/status");
-        GuardAdaptor g = GuardAdaptor.of(AlignedAllocator.of(256L << 20));
+        GuardAdaptorImpl g = GuardAdaptorImpl.of(AlignedAllocator.of(256L << 20));
         long before = Rss.bytes();
         MemorySegment p = g.malloc(1);
         long grown = Rss.bytes() - before;
@@ -262,8 +264,8 @@ class GuardAdaptorTest {
 
     @Test
     void badSettingsAreRefused() {
-        assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).redZoneBytes(0));
-        assertThrows(IllegalArgumentException.class, () -> GuardAdaptor.builder(upstream).quarantineBytes(-1));
-        assertThrows(NullPointerException.class, () -> GuardAdaptor.of(null));
+        assertThrows(IllegalArgumentException.class, () -> GuardAdaptorImpl.builder(upstream).redZoneBytes(0));
+        assertThrows(IllegalArgumentException.class, () -> GuardAdaptorImpl.builder(upstream).quarantineBytes(-1));
+        assertThrows(NullPointerException.class, () -> GuardAdaptorImpl.of(null));
     }
 }

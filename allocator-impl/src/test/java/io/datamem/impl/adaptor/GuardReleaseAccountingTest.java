@@ -1,5 +1,6 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
@@ -29,7 +30,7 @@ class GuardReleaseAccountingTest {
     void anOverrunCaughtOnFreeIsAccountedAsFreedAbove() {
         DataMemHandler h = DataMem.createHandler("aligned64+guard+stats+tracking");
         DataMemAllocator a = h.allocator();
-        StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        StatisticsAdaptorImpl stats = AllocatorStack.find(h, StatisticsAdaptorImpl.class).orElseThrow();
         TrackingAdaptor tracking = AllocatorStack.find(h, TrackingAdaptor.class).orElseThrow();
         GuardAdaptor guard = AllocatorStack.find(h, GuardAdaptor.class).orElseThrow();
         MemorySegment p = a.malloc(100);
@@ -50,7 +51,7 @@ class GuardReleaseAccountingTest {
     void anOverrunCaughtOnReallocIsAccountedAsFreedAbove() {
         DataMemHandler h = DataMem.createHandler("aligned64+guard+limit=1m+log=/dev/null+jfr+stats+tracking");
         DataMemAllocator a = h.allocator();
-        StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        StatisticsAdaptorImpl stats = AllocatorStack.find(h, StatisticsAdaptorImpl.class).orElseThrow();
         TrackingAdaptor tracking = AllocatorStack.find(h, TrackingAdaptor.class).orElseThrow();
         LimitingAdaptor limit = AllocatorStack.find(h, LimitingAdaptor.class).orElseThrow();
         MemorySegment p = a.malloc(100);
@@ -70,7 +71,7 @@ class GuardReleaseAccountingTest {
     @Test
     void anArrayResizedOverAnOverrunBlockIsClosedAndNotFreedTwice() {
         DataMemHandler h = DataMem.createHandler("aligned64+guard+stats+tracking");
-        StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        StatisticsAdaptorImpl stats = AllocatorStack.find(h, StatisticsAdaptorImpl.class).orElseThrow();
         TrackingAdaptor tracking = AllocatorStack.find(h, TrackingAdaptor.class).orElseThrow();
         GuardAdaptor guard = AllocatorStack.find(h, GuardAdaptor.class).orElseThrow();
         io.datamem.array.NDArray a = DataMem.callWith(h,
@@ -94,7 +95,7 @@ class GuardReleaseAccountingTest {
     void aMisuseTheGuardRefusesLeavesTheBlockLiveAbove() {
         DataMemHandler h = DataMem.createHandler("aligned64+guard+limit=1m+stats+tracking");
         DataMemAllocator a = h.allocator();
-        StatisticsAdaptor stats = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        StatisticsAdaptorImpl stats = AllocatorStack.find(h, StatisticsAdaptorImpl.class).orElseThrow();
         TrackingAdaptor tracking = AllocatorStack.find(h, TrackingAdaptor.class).orElseThrow();
         LimitingAdaptor limit = AllocatorStack.find(h, LimitingAdaptor.class).orElseThrow();
         GuardAdaptor guard = AllocatorStack.find(h, GuardAdaptor.class).orElseThrow();

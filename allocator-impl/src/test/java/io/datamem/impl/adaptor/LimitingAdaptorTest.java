@@ -1,5 +1,8 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.FailureInjectingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.LimitingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.LimitExceededException;
@@ -28,8 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @CheckedMemory("aligned64+stats")
 class LimitingAdaptorTest {
 
-    private final StatisticsAdaptor leaf = StatisticsAdaptor.of(AlignedAllocator.of(64));
-    private final LimitingAdaptor limit = LimitingAdaptor.of(leaf, 65536);
+    private final StatisticsAdaptorImpl leaf = StatisticsAdaptorImpl.of(AlignedAllocator.of(64));
+    private final LimitingAdaptorImpl limit = LimitingAdaptorImpl.of(leaf, 65536);
     private final DataMemHandler capped = DataMemHandler.of("aligned64+limit=64k", limit);
 
     @Test
@@ -96,7 +99,7 @@ class LimitingAdaptorTest {
 
     @Test
     void theReservationIsRolledBackWhenTheUpstreamFails() {
-        LimitingAdaptor l = LimitingAdaptor.of(FailureInjectingAdaptor.every(leaf, 1), 1 << 20);
+        LimitingAdaptorImpl l = LimitingAdaptorImpl.of(FailureInjectingAdaptorImpl.every(leaf, 1), 1 << 20);
         assertEquals(0, l.malloc(100).address());
         assertEquals(0, l.calloc(10, 10).address());
         assertEquals(0, l.realloc(MemorySegment.NULL, 0, 100).address());
@@ -105,7 +108,7 @@ class LimitingAdaptorTest {
         DataMemHandler h = DataMemHandler.of("failing+limit", l);
         assertThrows(OutOfNativeMemoryException.class, () -> DataMem.callWith(h, () -> NDArray.empty(DType.INT8, 10)));
         MemorySegment p = limit.malloc(1000);
-        LimitingAdaptor outer = LimitingAdaptor.of(FailureInjectingAdaptor.nth(limit, 1), 1 << 20);
+        LimitingAdaptorImpl outer = LimitingAdaptorImpl.of(FailureInjectingAdaptorImpl.nth(limit, 1), 1 << 20);
         assertEquals(0, outer.realloc(p, 1000, 5000).address(), "the upstream failed the realloc");
         assertEquals(0, outer.inUseBytes(), "its growth was rolled back");
         assertEquals(1000, limit.inUseBytes());
@@ -118,7 +121,7 @@ class LimitingAdaptorTest {
         MemorySegment q = limit.realloc(p, 60000, 1000);
         assertEquals(1000, limit.inUseBytes());
         limit.free(q, 1000);
-        LimitingAdaptor none = LimitingAdaptor.of(leaf, 0);
+        LimitingAdaptorImpl none = LimitingAdaptorImpl.of(leaf, 0);
         MemorySegment z = none.malloc(0);
         assertNotEquals(0, z.address());
         assertEquals(0, none.malloc(1).address());
@@ -155,7 +158,7 @@ class LimitingAdaptorTest {
 
     @Test
     void anOversizedFreeIsRefusedAndTheLargestCapStillWorks() {
-        LimitingAdaptor max = LimitingAdaptor.of(leaf, Long.MAX_VALUE);
+        LimitingAdaptorImpl max = LimitingAdaptorImpl.of(leaf, Long.MAX_VALUE);
         MemorySegment p = max.malloc(100);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> max.free(p, 1000));
         assertTrue(e.getMessage().contains(max.toString()) && e.getMessage().contains("1000")
@@ -170,10 +173,10 @@ class LimitingAdaptorTest {
         assertEquals(0, leaf.currentBytes());
     }
 
-    /** The limit a handler name gives its LimitingAdaptor. */
+    /** The limit a handler name gives its LimitingAdaptorImpl. */
     private static long limitOf(String bytes) {
         DataMemHandler h = DataMem.createHandler("aligned64+limit=" + bytes);
-        return AllocatorStack.find(h, LimitingAdaptor.class).orElseThrow().limitBytes();
+        return AllocatorStack.find(h, LimitingAdaptorImpl.class).orElseThrow().limitBytes();
     }
 
     @Test
@@ -188,13 +191,13 @@ class LimitingAdaptorTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> limitOf(bad), bad);
             assertTrue(e.getMessage().contains("limit=" + bad), e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> LimitingAdaptor.of(leaf, -1));
+        assertThrows(IllegalArgumentException.class, () -> LimitingAdaptorImpl.of(leaf, -1));
     }
 
     @Test
     void theCheckedHandlerOfThisClassSeesTheArraysOfTheTest(StatisticsAdaptor stats) {
         try (NDArray a = NDArray.zeros(DType.FLOAT32, 10, 10)) {
-            assertEquals(400, stats.currentBytes());
+            assertEquals(400, stats.figures().currentBytes());
             assertEquals("aligned64+guard+stats+tracking", a.handler().name());
         }
     }

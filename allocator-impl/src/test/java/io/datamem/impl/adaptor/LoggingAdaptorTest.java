@@ -1,5 +1,9 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.FailureInjectingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.LoggingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
@@ -32,7 +36,7 @@ class LoggingAdaptorTest {
     @Test
     void everyOperationIsOneLineInTheDocumentedFormat() {
         StringWriter out = new StringWriter();
-        LoggingAdaptor log = LoggingAdaptor.to(DataMem.builtinDefault().allocator(), out);
+        LoggingAdaptorImpl log = LoggingAdaptorImpl.to(DataMem.builtinDefault().allocator(), out);
         MemorySegment a = log.malloc(4096);
         MemorySegment b = log.calloc(100, 8);
         MemorySegment c = log.realloc(a, 4096, 8192);
@@ -96,7 +100,7 @@ class LoggingAdaptorTest {
         for (Thread t : all) {
             t.join();
         }
-        AllocatorStack.find(h, LoggingAdaptor.class).orElseThrow().close();
+        AllocatorStack.find(h, LoggingAdaptorImpl.class).orElseThrow().close();
         return file;
     }
 
@@ -105,7 +109,7 @@ class LoggingAdaptorTest {
         Path file = record(1);
         List<AllocationLog.Entry> entries = AllocationLog.read(file);
         AllocationLog.Replay onDefault = AllocationLog.replay(file, DataMem.createHandler("default_allocator").allocator());
-        StatisticsAdaptor aligned = assertInstanceOf(StatisticsAdaptor.class,
+        StatisticsAdaptorImpl aligned = assertInstanceOf(StatisticsAdaptorImpl.class,
                 DataMem.createHandler("aligned64+stats").allocator());
         AllocationLog.Replay onAligned = AllocationLog.replay(file, aligned);
         assertEquals(entries.size(), onDefault.operations());
@@ -124,13 +128,13 @@ class LoggingAdaptorTest {
     @Test
     void aLogOfSeveralThreadsReplaysOnOneWithoutConfusingReusedAddresses() throws Exception {
         Path file = record(4);
-        StatisticsAdaptor target = StatisticsAdaptor.of(GuardAdaptor.of(DataMem.builtinDefault().allocator()));
+        StatisticsAdaptorImpl target = StatisticsAdaptorImpl.of(GuardAdaptorImpl.of(DataMem.builtinDefault().allocator()));
         AllocationLog.Replay r = AllocationLog.replay(file, target);
         assertEquals(0, r.skipped(), "every free and realloc named a block the replay had");
         assertEquals(0, r.leftLiveBlocks());
         assertEquals(r.mallocs() + r.callocs(), r.frees());
         assertEquals(0, target.currentBytes());
-        GuardAdaptor guard = (GuardAdaptor) target.upstream();
+        GuardAdaptorImpl guard = (GuardAdaptorImpl) target.upstream();
         assertEquals(List.of(), guard.violations(), "the replay freed each block once, with its size");
     }
 
@@ -147,8 +151,8 @@ class LoggingAdaptorTest {
                 7 1 free 0x2000 200
                 """;
         List<AllocationLog.Entry> entries = AllocationLog.read(new StringReader(log), "inline");
-        StatisticsAdaptor target = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
-        AllocationLog.Replay r = AllocationLog.replay(entries, FailureInjectingAdaptor.nth(target, 3));
+        StatisticsAdaptorImpl target = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
+        AllocationLog.Replay r = AllocationLog.replay(entries, FailureInjectingAdaptorImpl.nth(target, 3));
         assertEquals(1, r.loggedFailures());
         assertEquals(1, r.failures(), "the third request (malloc 50) failed in the replay");
         assertEquals(1, r.skipped(), "free of 0x9999, which the replay never had");
@@ -177,9 +181,9 @@ class LoggingAdaptorTest {
         DataMemHandler h = DataMem.createHandler("aligned64+log=" + file);
         DataMemAllocator a = h.allocator();
         a.free(a.malloc(10), 10);
-        ((LoggingAdaptor) a).flush();
+        ((LoggingAdaptorImpl) a).flush();
         assertEquals(2, AllocationLog.read(file).size());
-        ((LoggingAdaptor) a).close();
+        ((LoggingAdaptorImpl) a).close();
         assertTrue(Files.readString(file).startsWith("# datamem allocation log 1"));
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> DataMem.createHandler("aligned64+log"));

@@ -1,5 +1,6 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
@@ -11,12 +12,12 @@ class StatisticsAdaptorConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected DataMemAllocator allocator() {
-        return StatisticsAdaptor.of(AlignedAllocator.of(64));
+        return StatisticsAdaptorImpl.of(AlignedAllocator.of(64));
     }
 
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
-        StatisticsAdaptor s = (StatisticsAdaptor) allocator;
+        StatisticsAdaptorImpl s = (StatisticsAdaptorImpl) allocator;
         assertEquals(0, s.currentBytes(), "bytes in use after the test");
         assertEquals(s.allocations(), s.frees(), "every allocation freed");
         assertEquals(s.allocatedBytes(), s.freedBytes());

@@ -1,5 +1,6 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -20,22 +21,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @CheckedMemory("default_allocator+stats")
 class StatisticsAdaptorTest {
 
-    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptorImpl stats = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
 
     @Test
     void theHistogramCountsEveryAllocationByPowerOfTwo() {
-        assertEquals(0, StatisticsAdaptor.bucketOf(0));
-        assertEquals(1, StatisticsAdaptor.bucketOf(1));
-        assertEquals(2, StatisticsAdaptor.bucketOf(2));
-        assertEquals(2, StatisticsAdaptor.bucketOf(3));
-        assertEquals(13, StatisticsAdaptor.bucketOf(4096));
-        assertEquals(58, StatisticsAdaptor.bucketOf(io.datamem.DataMemAllocator.MAX_BYTE_SIZE));
+        assertEquals(0, StatisticsAdaptorImpl.bucketOf(0));
+        assertEquals(1, StatisticsAdaptorImpl.bucketOf(1));
+        assertEquals(2, StatisticsAdaptorImpl.bucketOf(2));
+        assertEquals(2, StatisticsAdaptorImpl.bucketOf(3));
+        assertEquals(13, StatisticsAdaptorImpl.bucketOf(4096));
+        assertEquals(58, StatisticsAdaptorImpl.bucketOf(io.datamem.DataMemAllocator.MAX_BYTE_SIZE));
         List<MemorySegment> ps = new ArrayList<>();
         long[] sizes = {0, 1, 3, 100, 127, 128, 4096, 5000};
         for (long s : sizes) {
             ps.add(stats.malloc(s));
         }
-        StatisticsAdaptor.SizeHistogram h = stats.histogram();
+        StatisticsAdaptorImpl.SizeHistogram h = stats.histogram();
         assertEquals(8, h.total());
         assertEquals(1, h.count(0));
         assertEquals(1, h.count(1));
@@ -43,8 +44,8 @@ class StatisticsAdaptorTest {
         assertEquals(2, h.count(7), "[64, 127]");
         assertEquals(1, h.count(8), "[128, 255]");
         assertEquals(2, h.count(13), "[4096, 8191]");
-        assertEquals(64, StatisticsAdaptor.SizeHistogram.lowerBound(7));
-        assertEquals(127, StatisticsAdaptor.SizeHistogram.upperBound(7));
+        assertEquals(64, StatisticsAdaptorImpl.SizeHistogram.lowerBound(7));
+        assertEquals(127, StatisticsAdaptorImpl.SizeHistogram.upperBound(7));
         assertTrue(h.toString().contains("[64, 127] bytes: 2"), h.toString());
         for (int i = 0; i < sizes.length; i++) {
             stats.free(ps.get(i), sizes[i]);
@@ -55,17 +56,17 @@ class StatisticsAdaptorTest {
     @Test
     void scopesCountTheirOwnBlockAndAddUpWhenPopped() {
         MemorySegment before = stats.malloc(1000);
-        StatisticsAdaptor.Figures outer;
-        try (StatisticsAdaptor.Scope block = stats.push()) {
+        StatisticsAdaptorImpl.Figures outer;
+        try (StatisticsAdaptorImpl.Scope block = stats.push()) {
             MemorySegment a = stats.malloc(100);
-            StatisticsAdaptor.Scope inner = stats.push();
+            StatisticsAdaptorImpl.Scope inner = stats.push();
             MemorySegment b = stats.calloc(10, 50);
             MemorySegment c = stats.realloc(b, 500, 800);
             stats.free(c, 800);
             assertEquals(2, stats.scopeDepth());
-            StatisticsAdaptor.Figures in = stats.pop();
+            StatisticsAdaptorImpl.Figures in = stats.pop();
             assertFalse(inner.isOpen());
-            assertEquals(new StatisticsAdaptor.Figures(0, 800, 800, 800, 1, 1, 1, 0), in);
+            assertEquals(new StatisticsAdaptorImpl.Figures(0, 800, 800, 800, 1, 1, 1, 0), in);
             stats.free(before, 1000); // allocated before the scope: its bytes go negative
             stats.free(a, 100);
             outer = block.figures();
@@ -78,13 +79,13 @@ class StatisticsAdaptorTest {
         }
         assertEquals(0, stats.scopeDepth());
         assertThrows(IllegalStateException.class, stats::pop);
-        assertEquals(new StatisticsAdaptor.Figures(0, 1900, 1900, 1900, 3, 3, 1, 0), stats.figures());
+        assertEquals(new StatisticsAdaptorImpl.Figures(0, 1900, 1900, 1900, 3, 3, 1, 0), stats.figures());
     }
 
     @Test
     void scopesCloseInnermostFirst() {
-        StatisticsAdaptor.Scope outer = stats.push();
-        StatisticsAdaptor.Scope inner = stats.push();
+        StatisticsAdaptorImpl.Scope outer = stats.push();
+        StatisticsAdaptorImpl.Scope inner = stats.push();
         assertThrows(IllegalStateException.class, outer::close);
         inner.close();
         inner.close();
@@ -96,7 +97,7 @@ class StatisticsAdaptorTest {
     void failuresAndCallerMistakesAreCountedApart() {
         assertEquals(0, stats.malloc(1L << 50).address());
         assertThrows(IllegalArgumentException.class, () -> stats.malloc(-1));
-        try (StatisticsAdaptor.Scope s = stats.push()) {
+        try (StatisticsAdaptorImpl.Scope s = stats.push()) {
             assertEquals(0, stats.calloc(1L << 50, 1).address());
             assertEquals(1, s.figures().failures());
         }
@@ -108,8 +109,8 @@ class StatisticsAdaptorTest {
     @Test
     void observersSeeEveryAllocationSizeUntilClosed() {
         List<Long> seen = new ArrayList<>();
-        StatisticsAdaptor.Subscription sub = stats.observeAllocationSizes(seen::add);
-        StatisticsAdaptor.Subscription failing = stats.observeAllocationSizes(s -> {
+        StatisticsAdaptorImpl.Subscription sub = stats.observeAllocationSizes(seen::add);
+        StatisticsAdaptorImpl.Subscription failing = stats.observeAllocationSizes(s -> {
             throw new IllegalStateException("observer bug");
         });
         MemorySegment p = stats.malloc(10);

@@ -1,5 +1,8 @@
 package io.datamem.impl.adaptor;
 
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
+import io.datamem.impl.snapshot.LiveBlock;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -17,29 +20,29 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The live set, the stack-trace levels, the leak report and the free-size check. */
 class TrackingAdaptorTest {
 
-    private final StatisticsAdaptor upstream = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptorImpl upstream = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
 
-    private TrackingAdaptor tracking(TrackingAdaptor.StackTraces level) {
-        return TrackingAdaptor.builder(upstream).stackTraces(level).build();
+    private TrackingAdaptorImpl tracking(TrackingAdaptorImpl.StackTraces level) {
+        return TrackingAdaptorImpl.builder(upstream).stackTraces(level).build();
     }
 
     @Test
     void theLeakReportSaysWhatIsLiveAndWhereItWasAllocated() {
-        TrackingAdaptor t = tracking(TrackingAdaptor.StackTraces.FULL);
+        TrackingAdaptorImpl t = tracking(TrackingAdaptorImpl.StackTraces.FULL);
         DataMemHandler h = DataMemHandler.of("tracked", t);
         NDArray kept = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 128));
         NDArray closed = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 16));
         closed.close();
-        List<TrackingAdaptor.Allocation> live = t.liveAllocations();
+        List<LiveBlock> live = t.liveAllocations();
         assertEquals(1, live.size());
-        TrackingAdaptor.Allocation a = live.getFirst();
+        LiveBlock a = live.getFirst();
         assertEquals(kept.address(), a.address());
         assertEquals(1024, a.byteSize());
-        assertEquals(Thread.currentThread().getName(), a.threadName());
+        assertEquals(Thread.currentThread().getName(), a.thread());
         assertEquals(Thread.currentThread().threadId(), a.threadId());
-        assertFalse(a.stackTrace().isEmpty());
-        assertTrue(a.stackTrace().getFirst().getClassName().startsWith("io.datamem.array."),
-                "the trace starts at the caller of the adaptor stack: " + a.stackTrace().getFirst());
+        assertFalse(a.stack().isEmpty());
+        assertTrue(a.stack().getFirst().startsWith("io.datamem.array."),
+                "the trace starts at the caller of the adaptor stack: " + a.stack().getFirst());
         String report = t.leakReport();
         assertTrue(report.startsWith("LEAK: 1 allocation(s) still live, 1024 bytes in all"), report);
         assertTrue(report.contains("0x" + Long.toHexString(kept.address()) + " (1024 bytes)"), report);
@@ -53,43 +56,43 @@ class TrackingAdaptorTest {
 
     @Test
     void stackTraceLevels() {
-        TrackingAdaptor off = tracking(TrackingAdaptor.StackTraces.OFF);
+        TrackingAdaptorImpl off = tracking(TrackingAdaptorImpl.StackTraces.OFF);
         MemorySegment p = off.malloc(10);
-        assertTrue(off.liveAllocations().getFirst().stackTrace().isEmpty());
+        assertTrue(off.liveAllocations().getFirst().stack().isEmpty());
         assertTrue(off.leakReport().contains("no stack trace recorded: stack traces are off"), off.leakReport());
         off.free(p, 10);
-        TrackingAdaptor every = TrackingAdaptor.builder(upstream).stackTraces(TrackingAdaptor.StackTraces.SAMPLED)
+        TrackingAdaptorImpl every = TrackingAdaptorImpl.builder(upstream).stackTraces(TrackingAdaptorImpl.StackTraces.SAMPLED)
                 .sampleInterval(1).build();
         MemorySegment q = every.malloc(10);
-        assertFalse(every.liveAllocations().getFirst().stackTrace().isEmpty(), "an interval of 1 samples all");
+        assertFalse(every.liveAllocations().getFirst().stack().isEmpty(), "an interval of 1 samples all");
         every.free(q, 10);
-        assertEquals(TrackingAdaptor.StackTraces.FULL, TrackingAdaptor.StackTraces.parse(" Full "));
-        assertThrows(IllegalArgumentException.class, () -> TrackingAdaptor.StackTraces.parse("most"));
-        assertThrows(IllegalArgumentException.class, () -> TrackingAdaptor.builder(upstream).sampleInterval(0));
+        assertEquals(TrackingAdaptorImpl.StackTraces.FULL, TrackingAdaptorImpl.StackTraces.parse(" Full "));
+        assertThrows(IllegalArgumentException.class, () -> TrackingAdaptorImpl.StackTraces.parse("most"));
+        assertThrows(IllegalArgumentException.class, () -> TrackingAdaptorImpl.builder(upstream).sampleInterval(0));
     }
 
     @Test
     void theDefaultLevelComesFromTheSystemProperty() {
-        String before = System.getProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);
+        String before = System.getProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY);
         try {
-            System.clearProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);
-            assertEquals(TrackingAdaptor.StackTraces.SAMPLED, TrackingAdaptor.of(upstream).stackTraces());
-            System.setProperty(TrackingAdaptor.STACK_TRACES_PROPERTY, "off");
-            assertEquals(TrackingAdaptor.StackTraces.OFF, TrackingAdaptor.of(upstream).stackTraces());
-            System.setProperty(TrackingAdaptor.STACK_TRACES_PROPERTY, "lots");
-            assertThrows(IllegalArgumentException.class, () -> TrackingAdaptor.of(upstream));
+            System.clearProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY);
+            assertEquals(TrackingAdaptorImpl.StackTraces.SAMPLED, TrackingAdaptorImpl.of(upstream).stackTraces());
+            System.setProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY, "off");
+            assertEquals(TrackingAdaptorImpl.StackTraces.OFF, TrackingAdaptorImpl.of(upstream).stackTraces());
+            System.setProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY, "lots");
+            assertThrows(IllegalArgumentException.class, () -> TrackingAdaptorImpl.of(upstream));
         } finally {
             if (before == null) {
-                System.clearProperty(TrackingAdaptor.STACK_TRACES_PROPERTY);
+                System.clearProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY);
             } else {
-                System.setProperty(TrackingAdaptor.STACK_TRACES_PROPERTY, before);
+                System.setProperty(TrackingAdaptorImpl.STACK_TRACES_PROPERTY, before);
             }
         }
     }
 
     @Test
     void aWrongSizeIsRefusedBeforeReachingTheUpstream() {
-        TrackingAdaptor t = tracking(TrackingAdaptor.StackTraces.OFF);
+        TrackingAdaptorImpl t = tracking(TrackingAdaptorImpl.StackTraces.OFF);
         MemorySegment p = t.malloc(64);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.free(p, 32));
         String hex = "0x" + Long.toHexString(p.address());
@@ -102,8 +105,8 @@ class TrackingAdaptorTest {
         t.free(q, 128);
         IllegalArgumentException twice = assertThrows(IllegalArgumentException.class, () -> t.free(q, 128));
         assertTrue(twice.getMessage().contains("NOT_LIVE"), twice.getMessage());
-        assertEquals(List.of(TrackingAdaptor.Problem.Kind.WRONG_SIZE, TrackingAdaptor.Problem.Kind.WRONG_SIZE,
-                TrackingAdaptor.Problem.Kind.NOT_LIVE), t.problems().stream().map(TrackingAdaptor.Problem::kind).toList());
+        assertEquals(List.of(TrackingAdaptorImpl.Problem.Kind.WRONG_SIZE, TrackingAdaptorImpl.Problem.Kind.WRONG_SIZE,
+                TrackingAdaptorImpl.Problem.Kind.NOT_LIVE), t.problems().stream().map(TrackingAdaptorImpl.Problem::kind).toList());
         assertTrue(t.leakReport().contains("3 refused operation(s)"), t.leakReport());
         assertFalse(t.isClean());
         assertEquals(0, upstream.currentBytes());
@@ -111,7 +114,7 @@ class TrackingAdaptorTest {
 
     @Test
     void aFailedReallocKeepsTheOldBlockLive() {
-        TrackingAdaptor t = tracking(TrackingAdaptor.StackTraces.OFF);
+        TrackingAdaptorImpl t = tracking(TrackingAdaptorImpl.StackTraces.OFF);
         MemorySegment p = t.malloc(64);
         assertEquals(0, t.realloc(p, 64, 1L << 50).address());
         assertEquals(64, t.liveAllocations().getFirst().byteSize());

@@ -1,5 +1,6 @@
 package io.datamem.impl.cpu;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -54,25 +55,25 @@ class CpuAllocatorsTest {
 
     @Test
     void statisticsFollowTheSizesCallersPass() {
-        StatisticsAdaptor s = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+        StatisticsAdaptor s = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
         DataMemHandler h = DataMemHandler.of("stats-test", s);
         NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 1000));
-        assertEquals(8000, s.currentBytes());
+        assertEquals(8000, s.figures().currentBytes());
         a.resize(500);
-        assertEquals(4000, s.currentBytes());
-        assertEquals(8000, s.peakBytes());
+        assertEquals(4000, s.figures().currentBytes());
+        assertEquals(8000, s.figures().peakBytes());
         a.resize(2000);
-        assertEquals(16000, s.peakBytes());
+        assertEquals(16000, s.figures().peakBytes());
         a.close();
-        assertEquals(0, s.currentBytes());
-        assertEquals(1, s.allocations());
-        assertEquals(1, s.frees());
-        assertEquals(2, s.reallocations());
-        assertEquals(s.allocatedBytes(), s.freedBytes());
+        assertEquals(0, s.figures().currentBytes());
+        assertEquals(1, s.figures().allocations());
+        assertEquals(1, s.figures().frees());
+        assertEquals(2, s.figures().reallocations());
+        assertEquals(s.figures().allocatedBytes(), s.figures().freedBytes());
         assertEquals(0, s.malloc(1L << 50).address());
-        assertEquals(1, s.failures());
-        assertEquals(0, s.currentBytes(), "a failure changes no accounting");
+        assertEquals(1, s.figures().failures());
+        assertEquals(0, s.figures().currentBytes(), "a failure changes no accounting");
         s.free(MemorySegment.NULL, 0);
-        assertEquals(1, s.frees());
+        assertEquals(1, s.figures().frees());
     }
 }

@@ -196,7 +196,7 @@ class DataMemMetricsTest {
         metrics.bindTo(registry);
         metrics.bindTo(other);
         MemorySegment p = stats.malloc(64);
-        double count = stats.allocations();
+        double count = stats.figures().allocations();
         assertEquals(count, statistic(other.get("datamem.allocation.size").tag("app", "test").meter(), Statistic.COUNT));
         assertEquals(count, statistic(registry.get("datamem.allocation.size").meter(), Statistic.COUNT));
         assertEquals(count, bucket(other, 127));

@@ -207,11 +207,11 @@ class NumaAllocatorTest {
         NumaAllocator a = assertInstanceOf(NumaAllocator.class, over.allocator());
         StatisticsAdaptor stats = assertInstanceOf(StatisticsAdaptor.class, a.upstream().orElseThrow());
         MemorySegment p = a.malloc(10_000);
-        assertEquals(3 * PAGE, stats.currentBytes(), "whole pages taken from the upstream");
+        assertEquals(3 * PAGE, stats.figures().currentBytes(), "whole pages taken from the upstream");
         p.reinterpret(10_000).fill((byte) 9);
         assertTrue(a.placement(p).matches());
         a.free(p, 10_000);
-        assertEquals(0, stats.currentBytes());
+        assertEquals(0, stats.figures().currentBytes());
         DataMemHandler under = DataMem.createHandler("numa:local+stats");
         StatisticsAdaptor s = assertInstanceOf(StatisticsAdaptor.class, under.allocator());
         assertInstanceOf(NumaAllocator.class, s.upstream());

@@ -1,5 +1,7 @@
 package io.datamem.impl.pool;
 
+import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
@@ -51,8 +53,8 @@ class PoolOverGuardStressTest {
     }
 
     private final CountingAllocator leaf = new CountingAllocator(AlignedAllocator.of(64));
-    private final GuardAdaptor guard = GuardAdaptor.of(leaf);
-    private final StatisticsAdaptor slabs = StatisticsAdaptor.of(guard);   // what the pool asks of the guard
+    private final GuardAdaptor guard = GuardAdaptorImpl.of(leaf);
+    private final StatisticsAdaptor slabs = StatisticsAdaptorImpl.of(guard);   // what the pool asks of the guard
     // Small slabs and a small retention cap: slabs come and go all the time.
     private final PoolingAllocator pool = PoolingAllocator.of(slabs,
             new PoolingAllocator.Options(MAX_POOLED, 32 << 10, 2 << 20));
@@ -112,10 +114,10 @@ class PoolOverGuardStressTest {
         assertEquals(handedOut.get(), s.allocations(), "pooled blocks handed out");
         assertEquals(passedThrough.get(), s.passThroughAllocations(), "requests sent past the pool");
         assertEquals(s.allocations() - s.frees(), kept.stream().filter(b -> b.size() <= MAX_POOLED).count());
-        assertEquals(s.upstreamByteSize() + largeInUse, slabs.currentBytes(), "slabs and large blocks, as the"
+        assertEquals(s.upstreamByteSize() + largeInUse, slabs.figures().currentBytes(), "slabs and large blocks, as the"
                 + " statistics under the pool count them");
         assertEquals(List.of(), guard.check(), guard.report());
-        assertEquals(slabs.liveAllocations(), guard.liveCount());
+        assertEquals(slabs.figures().liveAllocations(), guard.liveCount());
 
         for (Block b : kept) {
             release(b);
@@ -130,9 +132,9 @@ class PoolOverGuardStressTest {
         assertEquals(0, s.retainedByteSize());
         assertEquals(0, s.failures());
         assertEquals(s.slabAllocations(), s.slabReleases());
-        assertEquals(0, slabs.currentBytes());
-        assertEquals(slabs.allocations(), slabs.frees());
-        assertEquals(0, slabs.failures());
+        assertEquals(0, slabs.figures().currentBytes());
+        assertEquals(slabs.figures().allocations(), slabs.figures().frees());
+        assertEquals(0, slabs.figures().failures());
         assertEquals(0, guard.liveCount());
         assertEquals(List.of(), guard.check(), guard.report());
         guard.drainQuarantine();

@@ -1,5 +1,6 @@
 package io.datamem.impl.snapshot;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -134,7 +135,7 @@ class MemorySnapshotTest {
         HugePageAllocator pages = HugePageAllocator.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
                 .thresholdByteSize(0).build();
         DataMemHandler h = AllocatorStack.on(PoolingAllocator.of(pages))
-                .with(up -> TrackingAdaptor.builder(up).stackTraces(TrackingAdaptor.StackTraces.OFF).build())
+                .with("tracking=off")
                 .handler("pool(hugepages:thp,threshold=0)+tracking=off");
         MemorySegment a = h.allocator().malloc(1000);
         MemorySnapshot.Handler hs = MemorySnapshot.take(h).handlers().getFirst();
@@ -301,7 +302,7 @@ class MemorySnapshotTest {
 
     @Test
     void aStatisticsLayerReadsNoNegativeFigures() {
-        StatisticsAdaptor stats = StatisticsAdaptor.of(AlignedAllocator.of(64));
+        StatisticsAdaptor stats = StatisticsAdaptorImpl.of(AlignedAllocator.of(64));
         MemorySegment p = stats.malloc(100);
         LayerSnapshot.Statistics s = (LayerSnapshot.Statistics) stats.snapshot();
         assertEquals(100, s.currentBytes());

@@ -5,7 +5,6 @@ import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.adaptor.TrackingAdaptor;
 import org.junit.jupiter.api.Test;
 
 import javax.management.MBeanServer;
@@ -86,7 +85,7 @@ class MemorySnapshotsTest {
 
     @Test
     void stacksBuiltInCodeAndTheProcessDefaultAreLiveToo() {
-        DataMemHandler stacked = AllocatorStack.on(AlignedAllocator.of(64)).with(up -> TrackingAdaptor.of(up))
+        DataMemHandler stacked = AllocatorStack.on(AlignedAllocator.of(64)).with("tracking")
                 .handler("stacked-for-snapshots-test");
         List<DataMemHandler> live = MemorySnapshots.live();
         assertTrue(live.stream().anyMatch(h -> h == stacked), "AllocatorStack's handler is listed");

@@ -1,5 +1,8 @@
 package io.datamem.impl.snapshot;
 
+import io.datamem.impl.internal.adaptor.LimitingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
@@ -46,10 +49,10 @@ class SnapshotConsistencyTest {
         PoolingAllocator pool = PoolingAllocator.of(AlignedAllocator.of(64), PoolingAllocator.Options.DEFAULTS
                 .withSlabByteSize(4096).withMaxPooledByteSize(8192).withMaxRetainedByteSize(64 << 10));
         DataMemHandler h = AllocatorStack.on(pool)
-                .with(StatisticsAdaptor::of)
-                .with(up -> TrackingAdaptor.builder(up).stackTraces(TrackingAdaptor.StackTraces.SAMPLED)
+                .with(StatisticsAdaptorImpl::of)
+                .with(up -> TrackingAdaptorImpl.builder(up).stackTraces(TrackingAdaptorImpl.StackTraces.SAMPLED)
                         .sampleInterval(16).build())
-                .with(up -> LimitingAdaptor.of(up, 1L << 40))
+                .with(up -> LimitingAdaptorImpl.of(up, 1L << 40))
                 .handler("pool(aligned64):max=8k,slab=4k,retain=64k+stats+tracking+limit=1t");
         DataMemAllocator a = h.allocator();
         ArrayBlockingQueue<Block> handedOver = new ArrayBlockingQueue<>(2 * MOST_BLOCKS_PER_THREAD);

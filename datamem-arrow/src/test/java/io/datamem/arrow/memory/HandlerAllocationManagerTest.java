@@ -2,7 +2,7 @@ package io.datamem.arrow.memory;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.impl.adaptor.LimitingAdaptor;
+import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
@@ -42,24 +42,24 @@ class HandlerAllocationManagerTest {
                     v.set(i, i);
                 }
                 v.setValueCount(1000);
-                assertTrue(stats.allocations() >= 1, "the data and validity buffers (one block): " + stats.figures());
-                assertEquals(root.getAllocatedMemory(), stats.currentBytes(),
+                assertTrue(stats.figures().allocations() >= 1, "the data and validity buffers (one block): " + stats.figures());
+                assertEquals(root.getAllocatedMemory(), stats.figures().currentBytes(),
                         "every byte Arrow holds is the handler's: " + stats.figures());
-                assertTrue(stats.currentBytes() >= 4000 + 125);
+                assertTrue(stats.figures().currentBytes() >= 4000 + 125);
                 assertEquals(999, v.get(999));
             }
-            assertEquals(0, stats.currentBytes(), "closing the vector freed through the handler");
-            assertEquals(stats.allocations(), stats.frees());
-            assertEquals(stats.allocatedBytes(), stats.freedBytes(), "freed with the sizes allocated");
+            assertEquals(0, stats.figures().currentBytes(), "closing the vector freed through the handler");
+            assertEquals(stats.figures().allocations(), stats.figures().frees());
+            assertEquals(stats.figures().allocatedBytes(), stats.figures().freedBytes(), "freed with the sizes allocated");
             try (VarCharVector s = new VarCharVector("s", root)) {
                 s.allocateNew();
                 s.setSafe(0, "datamem".getBytes(StandardCharsets.UTF_8));
                 s.setValueCount(1);
-                assertEquals(root.getAllocatedMemory(), stats.currentBytes());
+                assertEquals(root.getAllocatedMemory(), stats.figures().currentBytes());
             }
         }
-        assertEquals(0, stats.currentBytes());
-        assertEquals(stats.allocatedBytes(), stats.freedBytes());
+        assertEquals(0, stats.figures().currentBytes());
+        assertEquals(stats.figures().allocatedBytes(), stats.figures().freedBytes());
     }
 
     @Test
@@ -83,8 +83,8 @@ class HandlerAllocationManagerTest {
 
     @Test
     void aLimitIsArrowsOutOfMemory() {
-        DataMemHandler limited = DataMemHandler.of("limited", LimitingAdaptor.of(
-                DataMem.builtinDefault().allocator(), 4096));
+        DataMemHandler limited = AllocatorStack.on(DataMem.builtinDefault().allocator()).with("limit=4096")
+                .handler("limited");
         try (BufferAllocator root = root(limited)) {
             OutOfMemoryException e = assertThrows(OutOfMemoryException.class, () -> root.buffer(1 << 20));
             assertTrue(e.getMessage().contains("limited"), e.getMessage());

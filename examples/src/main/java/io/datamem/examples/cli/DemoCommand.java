@@ -4,6 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
+import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.cpu.AlignedAllocator;
 import picocli.CommandLine.Command;
@@ -67,10 +68,11 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() {
         PrintStream out = System.out;
         String processDefault = DataMem.current().name(); // fails here, before any output, if misconfigured
-        StatisticsAdaptor defaultStats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
-        StatisticsAdaptor alignedStats = StatisticsAdaptor.of(AlignedAllocator.of(64));
-        DataMemHandler defaultHandler = DataMemHandler.of("default_allocator+stats", defaultStats);
-        DataMemHandler aligned = DataMemHandler.of("aligned64+stats", alignedStats);
+        DataMemHandler defaultHandler = AllocatorStack.on(DataMem.builtinDefault().allocator()).with("stats")
+                .handler("default_allocator+stats");
+        DataMemHandler aligned = DataMem.createHandler("aligned64+stats");   // fresh statistics
+        StatisticsAdaptor defaultStats = AllocatorStack.find(defaultHandler, StatisticsAdaptor.class).orElseThrow();
+        StatisticsAdaptor alignedStats = AllocatorStack.find(aligned, StatisticsAdaptor.class).orElseThrow();
 
         out.println("datamem demo: two compute blocks, each under its own scoped handler");
         out.println("process default: " + processDefault + "; vectors of " + elements + " float64");
@@ -101,7 +103,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "bytes freed", "peak bytes", "in use");
         for (var e : List.of(java.util.Map.entry(defaultHandler, defaultStats), java.util.Map.entry(aligned,
                 alignedStats))) {
-            StatisticsAdaptor s = e.getValue();
+            StatisticsAdaptor.Figures s = e.getValue().figures();
             out.printf("%-24s %12d %6d %16d %16d %12d %8d%n", e.getKey().name(), s.allocations(), s.frees(),
                     s.allocatedBytes(), s.freedBytes(), s.peakBytes(), s.currentBytes());
         }
@@ -109,7 +111,8 @@ public final class DemoCommand implements Callable<Integer> {
         boolean profiled = ProfiledRun.run(out, elements);
         out.println();
         boolean cuda = CudaPart.run(out);   // one line saying it is skipped and why, without a GPU
-        boolean balanced = profiled && cuda && defaultStats.currentBytes() == 0 && alignedStats.currentBytes() == 0
+        boolean balanced = profiled && cuda && defaultStats.figures().currentBytes() == 0
+                && alignedStats.figures().currentBytes() == 0
                 && Math.abs(dot1 - dot2) <= 1e-9 * Math.abs(dot1);
         out.println();
         out.println(balanced ? "ok: both blocks computed the same result and every byte was freed"

@@ -58,7 +58,8 @@ final class ProfiledRun {
                     .collect(Collectors.joining(", ")));
             out.printf("  the block's own figures (a statistics scope): %d allocations, %d reallocations, %d frees,"
                     + " peak %d bytes%n", block.allocations(), block.reallocations(), block.frees(), block.peakBytes());
-            return stats.currentBytes() == 0 && stats.failures() == 0;
+            StatisticsAdaptor.Figures all = stats.figures();
+            return all.currentBytes() == 0 && all.failures() == 0;
         } finally {
             registry.close();
         }

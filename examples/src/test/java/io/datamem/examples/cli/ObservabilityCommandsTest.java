@@ -55,7 +55,7 @@ class ObservabilityCommandsTest {
     void aRecordedLogReplaysAgainstTwoHandlersWithTheSameCountsAndPeak(DataMemHandler checked) {
         Path log = dir.resolve("recorded.log");
         DataMemHandler logged = AllocatorStack.on(checked.allocator())
-                .with(up -> LoggingAdaptor.open(up, log)).handler("checked+log");
+                .with("log=" + log).handler("checked+log");
         DataMem.runWith(logged, () -> {
             NDArray a = NDArray.zeros(DType.FLOAT64, 1000);
             NDArray b = NDArray.empty(DType.INT8, 123);
@@ -86,7 +86,7 @@ class ObservabilityCommandsTest {
     void aSnapshotOfALogsEndShowsWhatItLeftLive(DataMemHandler checked) throws Exception {
         Path log = dir.resolve("left.log");
         DataMemHandler logged = AllocatorStack.on(checked.allocator())
-                .with(up -> LoggingAdaptor.open(up, log)).handler("checked+log");
+                .with("log=" + log).handler("checked+log");
         NDArray[] kept = new NDArray[1];
         DataMem.runWith(logged, () -> {
             kept[0] = NDArray.zeros(DType.FLOAT64, 1000);      // still live when the log ends

@@ -134,7 +134,7 @@ class SnapshotPageTest {
     private Path logOfArrays() {
         Path log = dir.resolve("arrays.log");
         DataMemHandler logged = AllocatorStack.on(DataMem.createHandler("default_allocator").allocator())
-                .with(up -> LoggingAdaptor.open(up, log)).handler("default+log");
+                .with("log=" + log).handler("default+log");
         NDArray[] kept = new NDArray[2];
         DataMem.runWith(logged, () -> {
             kept[0] = NDArray.zeros(DType.FLOAT64, 1000);

@@ -1,7 +1,8 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.adaptor.FailureInjectingAdaptor;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -11,17 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Makes allocations fail on purpose, to test callers' error paths: the {@code N}th allocation only,
- * every {@code N}th, or each with a probability drawn from a seeded sequence. An
- * <em>allocation</em> here is a {@code malloc}, {@code calloc} or {@code realloc} call (a caller
- * mistake, which throws, is not counted); a failed one returns {@code NULL} without calling the
- * upstream, as exhaustion would, and a failed {@code realloc} leaves its block untouched.
- * {@code free} always goes through.
- *
- * <p>Deterministic: the decision for the {@code k}th allocation depends only on {@code k} (and the
- * seed), so a single-threaded program fails at the same calls on every run. Thread-safe.
+ * The {@link FailureInjectingAdaptor} of the handler term {@code faults=SPEC}. The behaviour is stated on the interface.
  */
-public final class FailureInjectingAdaptor extends ForwardingAllocator {
+public final class FailureInjectingAdaptorImpl extends ForwardingAllocator implements FailureInjectingAdaptor {
 
     private enum Mode { NTH, EVERY, RANDOM }
 
@@ -32,7 +25,7 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
     private final AtomicLong attempts = new AtomicLong();
     private final LongAdder injected = new LongAdder();
 
-    private FailureInjectingAdaptor(DataMemAllocator upstream, Mode mode, long n, double probability, long seed) {
+    private FailureInjectingAdaptorImpl(DataMemAllocator upstream, Mode mode, long n, double probability, long seed) {
         super(upstream);
         this.mode = mode;
         this.n = n;
@@ -49,8 +42,8 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code n} is below 1
      */
-    public static FailureInjectingAdaptor nth(DataMemAllocator upstream, long n) {
-        return new FailureInjectingAdaptor(upstream, Mode.NTH, positive("n", n), 0, 0);
+    public static FailureInjectingAdaptorImpl nth(DataMemAllocator upstream, long n) {
+        return new FailureInjectingAdaptorImpl(upstream, Mode.NTH, positive("n", n), 0, 0);
     }
 
     /**
@@ -62,8 +55,8 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code n} is below 1
      */
-    public static FailureInjectingAdaptor every(DataMemAllocator upstream, long n) {
-        return new FailureInjectingAdaptor(upstream, Mode.EVERY, positive("n", n), 0, 0);
+    public static FailureInjectingAdaptorImpl every(DataMemAllocator upstream, long n) {
+        return new FailureInjectingAdaptorImpl(upstream, Mode.EVERY, positive("n", n), 0, 0);
     }
 
     /**
@@ -76,11 +69,11 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code probability} is not in [0, 1]
      */
-    public static FailureInjectingAdaptor random(DataMemAllocator upstream, double probability, long seed) {
+    public static FailureInjectingAdaptorImpl random(DataMemAllocator upstream, double probability, long seed) {
         if (!(probability >= 0 && probability <= 1)) {
             throw new IllegalArgumentException("probability: " + probability + " (expected: 0 to 1)");
         }
-        return new FailureInjectingAdaptor(upstream, Mode.RANDOM, 0, probability, seed);
+        return new FailureInjectingAdaptorImpl(upstream, Mode.RANDOM, 0, probability, seed);
     }
 
     /**
@@ -93,7 +86,7 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
      * @throws NullPointerException     if an argument is null
      * @throws IllegalArgumentException if the spec is malformed
      */
-    public static FailureInjectingAdaptor of(DataMemAllocator upstream, String spec) {
+    public static FailureInjectingAdaptorImpl of(DataMemAllocator upstream, String spec) {
         Objects.requireNonNull(spec, "spec");
         String[] p = spec.strip().split(":");
         try {
@@ -130,20 +123,12 @@ public final class FailureInjectingAdaptor extends ForwardingAllocator {
         return v;
     }
 
-    /**
-     * Allocations seen so far (failed or not).
-     *
-     * @return count
-     */
+    @Override
     public long attempts() {
         return attempts.get();
     }
 
-    /**
-     * Allocations made to fail so far.
-     *
-     * @return count
-     */
+    @Override
     public long injectedFailures() {
         return injected.sum();
     }

@@ -1,9 +1,12 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.adaptor.GuardAdaptor;
+import io.datamem.impl.adaptor.GuardViolation;
 import io.datamem.impl.adaptor.GuardViolation.Kind;
+import io.datamem.impl.adaptor.GuardViolationException;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -19,54 +22,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * NEP 49's sample handler made into a tool: every block gets a header in front (its size and a
- * canary), a red zone behind, and is poisoned when allocated and when freed; freed blocks wait in a
- * quarantine before going back upstream. The guard detects, and reports precisely (address, sizes,
- * kind, thread):
- * <ul>
- * <li>{@link Kind#WRONG_SIZE}: {@code free} or {@code realloc} with a size other than the block's;</li>
- * <li>{@link Kind#DOUBLE_FREE}: a block freed twice;</li>
- * <li>{@link Kind#FOREIGN_POINTER}: a pointer it never allocated;</li>
- * <li>{@link Kind#OVERRUN} and {@link Kind#UNDERRUN}: writes past the end or before the start of a
- * block, checked on {@code free}/{@code realloc} and on demand for every live block
- * ({@link #check()});</li>
- * <li>{@link Kind#USE_AFTER_FREE}: writes into a freed block while it is in quarantine, checked
- * when it leaves the quarantine and by {@link #check()}.</li>
- * </ul>
- *
- * <p>The guard never reads memory it does not own: it keeps its own registry of live blocks and
- * looks at a header only when the registry says the pointer is a live block; a bad pointer is
- * reported without being touched or forwarded.
- *
- * <p>On a violation the guard records it ({@link #violations()}) and, in the default
- * {@link OnViolation#THROW} mode, throws a {@link GuardViolationException}. Misuses of the pointer
- * or size passed (wrong size, double free, foreign pointer) leave memory untouched in that mode;
- * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
- * since the red zone absorbed it. A {@code realloc} checks the block before it moves anything:
- * corruption found there is handled as by a {@code free} (the old block is freed) and nothing is
- * allocated or copied. The exception says which happened:
- * {@link GuardViolationException#blockReleased()} is true when the block was freed, and adaptors
- * above the guard then account it as freed. In {@link OnViolation#RECORD} mode nothing is thrown: a
- * wrong-size free frees the block with its real size, a bad pointer is ignored, and a bad
- * {@code realloc} returns {@code NULL}.
- *
- * <p>Layout of a block of {@code n} bytes: {@code header} bytes (the upstream's alignment, at least
- * 32; only its last 32 bytes are written and checked: 16 bytes of red-zone filler, then the size and
- * a canary derived from the address; padding before them stays untouched, so a large alignment
- * commits no memory for it), the {@code n} bytes,
- * then {@link Builder#redZoneBytes(int) redZoneBytes} (32 by default). The guard keeps the
- * upstream's alignment. Bytes of a {@code malloc} block start as {@code 0xCD}, freed bytes become
- * {@code 0xDD}, red zones are {@code 0xFD}. {@code realloc} always moves the block (so stale
- * pointers to the old one are caught). Thread-safe; meant for testing and debugging, not speed.
+ * The {@link GuardAdaptor} of the handler terms {@code guard} ({@link OnViolation#THROW}) and
+ * {@code guard=record} ({@link OnViolation#RECORD}), with its red-zone and quarantine sizes. The
+ * behaviour is stated on the interface.
  */
-public final class GuardAdaptor extends ForwardingAllocator {
+public final class GuardAdaptorImpl extends ForwardingAllocator implements GuardAdaptor {
 
-    /** The byte a {@code malloc} block starts filled with. */
-    public static final byte UNINITIALISED_BYTE = (byte) 0xCD;
-    /** The byte a freed block is filled with. */
-    public static final byte FREED_BYTE = (byte) 0xDD;
-    /** The byte of the red zones. */
-    public static final byte RED_ZONE_BYTE = (byte) 0xFD;
     /** The default size of the red zone after each block. */
     public static final int DEFAULT_RED_ZONE_BYTES = 32;
     /** The default quarantine: freed blocks up to this many bytes in all wait before going upstream. */
@@ -140,11 +101,11 @@ public final class GuardAdaptor extends ForwardingAllocator {
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if the upstream's memory is not host-accessible
      */
-    public static GuardAdaptor of(DataMemAllocator upstream) {
+    public static GuardAdaptorImpl of(DataMemAllocator upstream) {
         return builder(upstream).build();
     }
 
-    private GuardAdaptor(Builder b) {
+    private GuardAdaptorImpl(Builder b) {
         super(b.upstream);
         MemoryTraits t = upstream().traits();
         if (!t.hostAccessible()) {
@@ -169,7 +130,7 @@ public final class GuardAdaptor extends ForwardingAllocator {
         return new Builder(Objects.requireNonNull(upstream, "upstream"));
     }
 
-    /** Settings of a {@link GuardAdaptor}. */
+    /** Settings of a {@link GuardAdaptorImpl}. */
     public static final class Builder {
         private final DataMemAllocator upstream;
         private int redZoneBytes = DEFAULT_RED_ZONE_BYTES;
@@ -226,8 +187,8 @@ public final class GuardAdaptor extends ForwardingAllocator {
          * @return a new adaptor
          * @throws IllegalArgumentException if the upstream's memory is not host-accessible
          */
-        public GuardAdaptor build() {
-            return new GuardAdaptor(this);
+        public GuardAdaptorImpl build() {
+            return new GuardAdaptorImpl(this);
         }
     }
 
@@ -539,12 +500,7 @@ public final class GuardAdaptor extends ForwardingAllocator {
     // ---------------------------------------------------------------------------------------------
     // Checks and reports
 
-    /**
-     * Checks every live block for overruns and underruns, and every quarantined block for writes
-     * after free. Each block is reported once.
-     *
-     * @return the violations found by this check (also added to {@link #violations()})
-     */
+    @Override
     public List<GuardViolation> check() {
         List<GuardViolation> found = new ArrayList<>();
         for (Block b : live.values()) {
@@ -570,11 +526,7 @@ public final class GuardAdaptor extends ForwardingAllocator {
         return found;
     }
 
-    /**
-     * Sends every quarantined block upstream, checking each for writes after free first.
-     *
-     * @return how many blocks were released
-     */
+    @Override
     public int drainQuarantine() {
         List<Block> all;
         synchronized (lock) {
@@ -595,29 +547,17 @@ public final class GuardAdaptor extends ForwardingAllocator {
         return all.size();
     }
 
-    /**
-     * Every violation caught so far, in order.
-     *
-     * @return a snapshot
-     */
+    @Override
     public List<GuardViolation> violations() {
         return List.copyOf(violations);
     }
 
-    /**
-     * The number of live blocks.
-     *
-     * @return count
-     */
+    @Override
     public long liveCount() {
         return live.size();
     }
 
-    /**
-     * The bytes of the live blocks (as callers asked, without the guard's overhead).
-     *
-     * @return bytes
-     */
+    @Override
     public long liveBytes() {
         long sum = 0;
         for (Block b : live.values()) {
@@ -626,20 +566,12 @@ public final class GuardAdaptor extends ForwardingAllocator {
         return sum;
     }
 
-    /**
-     * The bytes the guard adds to each block.
-     *
-     * @return header plus red zone
-     */
+    @Override
     public long overheadBytes() {
         return header + redZone;
     }
 
-    /**
-     * One line per violation, or {@code "no violations"}.
-     *
-     * @return the report
-     */
+    @Override
     public String report() {
         List<GuardViolation> vs = violations();
         if (vs.isEmpty()) {

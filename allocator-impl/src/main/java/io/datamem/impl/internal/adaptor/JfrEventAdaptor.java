@@ -1,4 +1,4 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AllocatorStack;
@@ -6,6 +6,8 @@ import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.os.OptionalModules;
 import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
+
+import io.datamem.spi.BlockReleased;
 
 import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
@@ -25,6 +27,10 @@ import java.util.WeakHashMap;
  * threshold in a {@code .jfc} settings file like any event. When no recording runs, an operation
  * costs one {@code shouldCommit()} check on an event object that escape analysis removes: nothing
  * measurable. Thread-safe.
+ *
+ * <p>Not an API: it declares nothing a user calls, so it is configured and found by name only, the
+ * handler term {@code jfr} (for example {@code DataMem.handler("default_allocator+jfr")}); the
+ * events are documented in docs/observability.md.
  */
 public final class JfrEventAdaptor extends ForwardingAllocator {
 
@@ -129,7 +135,7 @@ public final class JfrEventAdaptor extends ForwardingAllocator {
         try {
             p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException x) {
-            if (ptr.address() != 0 && GuardViolationException.released(x)) {
+            if (ptr.address() != 0 && BlockReleased.by(x)) {
                 freed(ptr, oldByteSize);   // the guard freed the old block
             }
             throw x;
@@ -158,7 +164,7 @@ public final class JfrEventAdaptor extends ForwardingAllocator {
         try {
             upstream().free(ptr, byteSize);
         } catch (RuntimeException x) {
-            if (ptr.address() != 0 && GuardViolationException.released(x)) {
+            if (ptr.address() != 0 && BlockReleased.by(x)) {
                 commit(e, ptr, byteSize);   // the guard freed the block
             }
             throw x;

@@ -1,4 +1,4 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;

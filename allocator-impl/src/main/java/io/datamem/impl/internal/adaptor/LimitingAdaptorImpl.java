@@ -1,38 +1,22 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.AllocationRefusal;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.adaptor.LimitingAdaptor;
 import io.datamem.impl.snapshot.LayerSnapshot;
-import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
+
+import io.datamem.spi.BlockReleased;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Caps the bytes in use through an upstream allocator. A request that would take them past the cap
- * is refused: it returns {@code NULL} without calling the upstream, leaves the accounting unchanged,
- * and notes the refusal with {@link AllocationRefusal#limitExceeded} so that arrays and arenas throw
- * a {@link io.datamem.LimitExceededException} naming the cap, the bytes in use and the request.
- *
- * <p>The bytes are reserved before the upstream is called and released if it returns {@code NULL},
- * so concurrent requests never overshoot the cap together. Sizes are those callers pass
- * ({@code free(ptr, n)} releases {@code n}); a {@code realloc} reserves only its growth and releases
- * its shrinkage once it succeeded. For a refused {@code realloc} the request named is the new size
- * and the bytes in use exclude the block being resized.
- *
- * <p>The bytes in use never go negative, so the arithmetic holds for every cap up to
- * {@link Long#MAX_VALUE}: a {@code free} naming more bytes than are in use cannot be of a block
- * that came through this adaptor with that size, and is refused with an
- * {@link IllegalArgumentException} before the upstream is called (a {@code realloc}'s shrinkage
- * releases at most the bytes in use). A {@code free} or {@code realloc} the upstream refuses with an
- * exception changes nothing, except a {@link GuardViolationException} whose
- * {@link GuardViolationException#blockReleased()} is true: the guard below freed the block, so its
- * bytes are released. Thread-safe.
+ * The {@link LimitingAdaptor} of the handler term {@code limit=BYTES}. The behaviour is stated on the interface.
  */
-public final class LimitingAdaptor extends ForwardingAllocator implements SnapshotSource {
+public final class LimitingAdaptorImpl extends ForwardingAllocator implements LimitingAdaptor {
 
     private final long limitBytes;
     private final AtomicLong inUse = new AtomicLong();
@@ -47,38 +31,26 @@ public final class LimitingAdaptor extends ForwardingAllocator implements Snapsh
      * @throws NullPointerException     if {@code upstream} is null
      * @throws IllegalArgumentException if {@code limitBytes} is negative
      */
-    public static LimitingAdaptor of(DataMemAllocator upstream, long limitBytes) {
-        return new LimitingAdaptor(upstream, limitBytes);
+    public static LimitingAdaptorImpl of(DataMemAllocator upstream, long limitBytes) {
+        return new LimitingAdaptorImpl(upstream, limitBytes);
     }
 
-    private LimitingAdaptor(DataMemAllocator upstream, long limitBytes) {
+    private LimitingAdaptorImpl(DataMemAllocator upstream, long limitBytes) {
         super(upstream);
         this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }
 
-    /**
-     * The cap.
-     *
-     * @return bytes
-     */
+    @Override
     public long limitBytes() {
         return limitBytes;
     }
 
-    /**
-     * The bytes in use (reserved) now.
-     *
-     * @return bytes
-     */
+    @Override
     public long inUseBytes() {
         return inUse.get();
     }
 
-    /**
-     * The requests refused for the cap so far.
-     *
-     * @return count
-     */
+    @Override
     public long refusals() {
         return refusals.sum();
     }
@@ -155,7 +127,7 @@ public final class LimitingAdaptor extends ForwardingAllocator implements Snapsh
             if (growth > 0) {
                 inUse.addAndGet(-growth);
             }
-            if (old > 0 && GuardViolationException.released(e)) {
+            if (old > 0 && BlockReleased.by(e)) {
                 // The guard below freed the old block and allocated nothing.
                 inUse.accumulateAndGet(old, (now, bytes) -> Math.max(0, now - bytes));
             }
@@ -192,7 +164,7 @@ public final class LimitingAdaptor extends ForwardingAllocator implements Snapsh
         try {
             upstream().free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
-            if (!GuardViolationException.released(e)) {
+            if (!BlockReleased.by(e)) {
                 inUse.addAndGet(byteSize); // the upstream kept the block
             }
             throw e;

@@ -1,7 +1,11 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
+import io.datamem.impl.adaptor.AllocationLog;
+import io.datamem.impl.adaptor.LoggingAdaptor;
+
+import io.datamem.spi.BlockReleased;
 
 import java.io.BufferedWriter;
 import java.io.Closeable;
@@ -22,39 +26,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Writes every operation through an upstream allocator to a log, one line each, in the format
- * {@link AllocationLog} reads and replays against any allocator ({@code datamem replay}).
- *
- * <p>The format (version {@value AllocationLog#FORMAT_VERSION}), whitespace-separated, addresses in
- * hexadecimal with {@code 0x}, {@code 0x0} for {@code NULL}, times in nanoseconds since the log
- * started, threads by id:
- * <pre>
- * # datamem allocation log 1
- * # started 2025-06-01T10:00:00Z
- * # thread 1 main
- * 1200 1 malloc 4096 0x7f3a2c001000
- * 1850 1 calloc 100 8 0x7f3a2c002000
- * 2300 1 realloc 0x7f3a2c001000 4096 8192 0x7f3a2c004000
- * 2950 1 free 0x7f3a2c002000 800
- * </pre>
- * Lines starting with {@code #} are comments; {@code # thread ID NAME} names a thread the first time
- * it appears.
- *
- * <p>Lines are in an order a single thread can replay: a {@code free} or {@code realloc} is written
- * while the log is locked across the upstream call, so an address freed by one thread and reused by
- * another appears freed before it is allocated again. Writing is buffered; {@link #flush()} and
- * {@link #close()} write it out, and logs opened on a file are flushed at JVM exit. An I/O error
- * stops the logging (never the allocation) and is rethrown by {@code flush} and {@code close}.
- * After {@code close}, operations are still forwarded but no longer logged. Thread-safe; every
- * operation takes a lock, so this adaptor is for recording, not for speed.
+ * The {@link LoggingAdaptor} of the handler term {@code log=FILE}. The behaviour is stated on the interface.
  */
-public final class LoggingAdaptor extends ForwardingAllocator implements Closeable, Flushable {
+public final class LoggingAdaptorImpl extends ForwardingAllocator implements LoggingAdaptor {
 
-    private static final System.Logger LOG = System.getLogger(LoggingAdaptor.class.getName());
-    private static final List<WeakReference<LoggingAdaptor>> OPEN_FILES = new ArrayList<>();
+    private static final System.Logger LOG = System.getLogger(LoggingAdaptorImpl.class.getName());
+    private static final List<WeakReference<LoggingAdaptorImpl>> OPEN_FILES = new ArrayList<>();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(LoggingAdaptor::flushAllAtExit, "datamem-log-flush"));
+        Runtime.getRuntime().addShutdownHook(new Thread(LoggingAdaptorImpl::flushAllAtExit, "datamem-log-flush"));
     }
 
     private final Writer out;
@@ -67,7 +47,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
     private IOException error;                                   // guarded by lock
     private boolean closed;                                      // guarded by lock
 
-    private LoggingAdaptor(DataMemAllocator upstream, Writer out, String target) {
+    private LoggingAdaptorImpl(DataMemAllocator upstream, Writer out, String target) {
         super(upstream);
         this.out = out;
         this.target = target;
@@ -83,7 +63,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
      * @throws NullPointerException if an argument is null
      * @throws UncheckedIOException if the file cannot be opened
      */
-    public static LoggingAdaptor open(DataMemAllocator upstream, Path file) {
+    public static LoggingAdaptorImpl open(DataMemAllocator upstream, Path file) {
         Objects.requireNonNull(upstream, "upstream");
         Objects.requireNonNull(file, "file");
         BufferedWriter w;
@@ -92,7 +72,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open allocation log " + file + ": " + e.getMessage(), e);
         }
-        LoggingAdaptor a = new LoggingAdaptor(upstream, w, file.toString());
+        LoggingAdaptorImpl a = new LoggingAdaptorImpl(upstream, w, file.toString());
         synchronized (OPEN_FILES) {
             OPEN_FILES.removeIf(r -> r.get() == null);
             OPEN_FILES.add(new WeakReference<>(a));
@@ -108,17 +88,17 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
      * @return the adaptor
      * @throws NullPointerException if an argument is null
      */
-    public static LoggingAdaptor to(DataMemAllocator upstream, Writer out) {
-        return new LoggingAdaptor(upstream, Objects.requireNonNull(out, "out"), out.getClass().getSimpleName());
+    public static LoggingAdaptorImpl to(DataMemAllocator upstream, Writer out) {
+        return new LoggingAdaptorImpl(upstream, Objects.requireNonNull(out, "out"), out.getClass().getSimpleName());
     }
 
     private static void flushAllAtExit() {
-        List<WeakReference<LoggingAdaptor>> all;
+        List<WeakReference<LoggingAdaptorImpl>> all;
         synchronized (OPEN_FILES) {
             all = new ArrayList<>(OPEN_FILES);
         }
-        for (WeakReference<LoggingAdaptor> r : all) {
-            LoggingAdaptor a = r.get();
+        for (WeakReference<LoggingAdaptorImpl> r : all) {
+            LoggingAdaptorImpl a = r.get();
             if (a != null) {
                 try {
                     a.flush();
@@ -129,11 +109,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
         }
     }
 
-    /**
-     * The operation lines written so far.
-     *
-     * @return count
-     */
+    @Override
     public long lines() {
         lock.lock();
         try {
@@ -168,7 +144,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
             try {
                 p = upstream().realloc(ptr, oldByteSize, newByteSize);
             } catch (RuntimeException e) {
-                if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                if (ptr.address() != 0 && BlockReleased.by(e)) {
                     logLocked("free", ptr.address(), oldByteSize, -1, -1, 3);   // the guard freed it
                 }
                 throw e;
@@ -187,7 +163,7 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
             try {
                 upstream().free(ptr, byteSize);
             } catch (RuntimeException e) {
-                if (ptr.address() != 0 && GuardViolationException.released(e)) {
+                if (ptr.address() != 0 && BlockReleased.by(e)) {
                     logLocked("free", ptr.address(), byteSize, -1, -1, 3);   // the guard freed it
                 }
                 throw e;
@@ -259,11 +235,6 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
         }
     }
 
-    /**
-     * Writes buffered lines out.
-     *
-     * @throws UncheckedIOException if writing failed, now or before
-     */
     @Override
     public void flush() {
         lock.lock();
@@ -283,11 +254,6 @@ public final class LoggingAdaptor extends ForwardingAllocator implements Closeab
         }
     }
 
-    /**
-     * Flushes and closes the log. Later operations are forwarded but not logged. Idempotent.
-     *
-     * @throws UncheckedIOException if writing failed, now or before
-     */
     @Override
     public void close() {
         lock.lock();

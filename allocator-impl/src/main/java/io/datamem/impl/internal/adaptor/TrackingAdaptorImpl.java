@@ -1,11 +1,14 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.LiveBlock;
-import io.datamem.impl.snapshot.SnapshotSource;
+import io.datamem.impl.adaptor.GuardViolationException;
+import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.internal.Checks;
+
+import io.datamem.spi.BlockReleased;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -22,18 +25,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
- * Keeps the set of live allocations (address, size, thread, time and, depending on the
- * {@link StackTraces} level, where it was allocated), checks that every {@code free} and
- * {@code realloc} names a live block with the size it was allocated with, and writes a leak report
- * of what is still live.
- *
- * <p>A {@code free} or {@code realloc} that names a pointer which is not live (a double free, or a
- * pointer this adaptor never returned), or gives the wrong size, is recorded as a {@link Problem} and
- * refused with an {@link IllegalArgumentException} before anything is forwarded: the upstream never
- * sees it, and the block (if any) stays live and listed. When the upstream refuses a {@code free} or
- * {@code realloc} with an exception, the block stays live too, unless the exception is a
- * {@link GuardViolationException} whose {@link GuardViolationException#blockReleased()} is true: the
- * guard below freed the block, so it is no longer listed (no false leak).
+ * The {@link TrackingAdaptor} of the handler term {@code tracking[=off|sampled|full]}, with its
+ * stack-trace level and sampling interval.
  *
  * <p>Stack traces, as Netty's leak detector levels: {@link StackTraces#OFF} records none (the
  * cheapest); {@link StackTraces#SAMPLED} records one for about one allocation in
@@ -41,14 +34,8 @@ import java.util.stream.Collectors;
  * records one for every allocation. The default level comes from the system property
  * {@value #STACK_TRACES_PROPERTY} ({@code off}, {@code sampled} or {@code full}), else
  * {@code sampled}.
- *
- * <p>Thread-safe. The cost per operation is one concurrent-map update and one small record (plus
- * the stack walk when one is taken).
  */
-public final class TrackingAdaptor extends ForwardingAllocator implements SnapshotSource {
-
-    /** The system property giving the default {@link StackTraces} level. */
-    public static final String STACK_TRACES_PROPERTY = "datamem.tracking.stackTraces";
+public final class TrackingAdaptorImpl extends ForwardingAllocator implements TrackingAdaptor {
 
     /** The default sampling interval of {@link StackTraces#SAMPLED}, as Netty's. */
     public static final int DEFAULT_SAMPLE_INTERVAL = 128;
@@ -90,7 +77,7 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
     }
 
     /**
-     * A live allocation.
+     * A live allocation, as the table keeps it.
      *
      * @param address    the block's address
      * @param byteSize   the size it was allocated (or last resized) with
@@ -100,18 +87,21 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
      * @param sequence   the order of the allocation among this adaptor's, from 1
      * @param stackTrace where it was allocated, empty when not recorded
      */
-    public record Allocation(long address, long byteSize, String threadName, long threadId, Instant time,
+    private record Allocation(long address, long byteSize, String threadName, long threadId, Instant time,
                              long sequence, List<StackTraceElement> stackTrace) {
 
-        /**
-         * Validates and copies.
-         *
-         * @throws NullPointerException if {@code threadName}, {@code time} or {@code stackTrace} is null
-         */
-        public Allocation {
+        Allocation {
             Objects.requireNonNull(threadName, "threadName");
             Objects.requireNonNull(time, "time");
             stackTrace = List.copyOf(stackTrace);
+        }
+
+        /** The block as a {@link LiveBlock} read at {@code now}: no placement known. */
+        LiveBlock block(Instant now) {
+            List<String> stack = stackTrace.isEmpty() ? List.of()
+                    : stackTrace.stream().map(StackTraceElement::toString).toList();
+            return new LiveBlock(address, byteSize, threadName, threadId, time, Duration.between(time, now), sequence,
+                    stack, 0, List.of());
         }
 
         /**
@@ -127,57 +117,6 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
     }
 
     /**
-     * A misuse the adaptor refused.
-     *
-     * @param kind          what was wrong
-     * @param operation     {@code "free"} or {@code "realloc"}
-     * @param address       the pointer passed
-     * @param byteSize      the size passed
-     * @param allocatedSize the size the block was allocated with, or -1 if the pointer is not live
-     * @param threadName    the thread that called
-     * @param allocation    the live block's record, or null if the pointer is not live
-     */
-    public record Problem(Kind kind, String operation, long address, long byteSize, long allocatedSize,
-                          String threadName, Allocation allocation) {
-
-        /** Kinds of problems. */
-        public enum Kind {
-            /** The size passed is not the size the block was allocated with. */
-            WRONG_SIZE,
-            /** The pointer is not a live block: freed already, or never allocated here. */
-            NOT_LIVE
-        }
-
-        /**
-         * Validates.
-         *
-         * @throws NullPointerException if {@code kind}, {@code operation} or {@code threadName} is null
-         */
-        public Problem {
-            Objects.requireNonNull(kind, "kind");
-            Objects.requireNonNull(operation, "operation");
-            Objects.requireNonNull(threadName, "threadName");
-        }
-
-        /**
-         * The message of the exception the caller got.
-         *
-         * @return for example {@code free(0x7f3a10, 100): wrong size, the block was allocated with 128
-         *         bytes ...}
-         */
-        @Override
-        public String toString() {
-            String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
-            return switch (kind) {
-                case WRONG_SIZE -> call + ": WRONG_SIZE, the block was allocated with " + allocatedSize
-                        + " bytes (" + allocation + "); called on thread '" + threadName + "'";
-                case NOT_LIVE -> call + ": NOT_LIVE, no live block at this address (a double free, or a pointer"
-                        + " this handler never allocated); called on thread '" + threadName + "'";
-            };
-        }
-    }
-
-    /**
      * Wraps an upstream with the default level and sampling interval.
      *
      * @param upstream the allocator to track
@@ -187,11 +126,11 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
      *                                  to something else than {@code off}, {@code sampled} or
      *                                  {@code full}
      */
-    public static TrackingAdaptor of(DataMemAllocator upstream) {
+    public static TrackingAdaptorImpl of(DataMemAllocator upstream) {
         return builder(upstream).build();
     }
 
-    private TrackingAdaptor(Builder b) {
+    private TrackingAdaptorImpl(Builder b) {
         super(b.upstream);
         this.stackTraces = b.stackTraces != null ? b.stackTraces : defaultStackTraces();
         this.sampleInterval = b.sampleInterval;
@@ -220,7 +159,7 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         return new Builder(Objects.requireNonNull(upstream, "upstream"));
     }
 
-    /** Settings of a {@link TrackingAdaptor}. */
+    /** Settings of a {@link TrackingAdaptorImpl}. */
     public static final class Builder {
         private final DataMemAllocator upstream;
         private StackTraces stackTraces;
@@ -264,8 +203,8 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
          * @throws IllegalArgumentException if no level was set and the system property
          *                                  {@value #STACK_TRACES_PROPERTY} names an unknown level
          */
-        public TrackingAdaptor build() {
-            return new TrackingAdaptor(this);
+        public TrackingAdaptorImpl build() {
+            return new TrackingAdaptorImpl(this);
         }
     }
 
@@ -304,7 +243,7 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         try {
             p = upstream().realloc(ptr, oldByteSize, newByteSize);
         } catch (RuntimeException | Error e) {
-            if (!GuardViolationException.released(e)) {
+            if (!BlockReleased.by(e)) {
                 live.put(a.address(), a);   // the upstream kept the block
             }
             throw e;
@@ -327,7 +266,7 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         try {
             upstream().free(ptr, byteSize);
         } catch (RuntimeException | Error e) {
-            if (!GuardViolationException.released(e)) {
+            if (!BlockReleased.by(e)) {
                 live.put(a.address(), a);   // the upstream kept the block
             }
             throw e;
@@ -339,7 +278,7 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         Allocation a = live.get(address);
         if (a != null && a.byteSize() != byteSize) {
             throw refuse(new Problem(Problem.Kind.WRONG_SIZE, operation, address, byteSize, a.byteSize(),
-                    Thread.currentThread().getName(), a));
+                    Thread.currentThread().getName(), a.block(Instant.now())));
         }
         if (a == null || !live.remove(address, a)) {
             throw refuse(new Problem(Problem.Kind.NOT_LIVE, operation, address, byteSize, -1,
@@ -380,12 +319,18 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
     // ---------------------------------------------------------------------------------------------
     // Queries
 
-    /**
-     * The live allocations, oldest first.
-     *
-     * @return a snapshot
-     */
-    public List<Allocation> liveAllocations() {
+    @Override
+    public List<LiveBlock> liveAllocations() {
+        Instant now = Instant.now();
+        List<LiveBlock> blocks = new ArrayList<>();
+        for (Allocation a : sorted()) {
+            blocks.add(a.block(now));
+        }
+        return blocks;
+    }
+
+    /** The live allocations, oldest first. */
+    private List<Allocation> sorted() {
         List<Allocation> all = new ArrayList<>(live.values());
         all.sort(Comparator.comparingLong(Allocation::sequence));
         return all;
@@ -413,29 +358,18 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         all.sort(Comparator.comparingLong(Allocation::sequence));
         List<LiveBlock> blocks = new ArrayList<>(all.size());
         for (Allocation a : all) {
-            List<String> stack = a.stackTrace().isEmpty() ? List.of()
-                    : a.stackTrace().stream().map(StackTraceElement::toString).toList();
-            blocks.add(new LiveBlock(a.address(), a.byteSize(), a.threadName(), a.threadId(), a.time(),
-                    Duration.between(a.time(), now), a.sequence(), stack, 0, List.of()));
+            blocks.add(a.block(now));
         }
         return new LayerSnapshot.Tracking("TrackingAdaptor", stackTraces.name().toLowerCase(Locale.ROOT),
                 problems.size(), blocks);
     }
 
-    /**
-     * The number of live allocations.
-     *
-     * @return count
-     */
+    @Override
     public long liveCount() {
         return live.size();
     }
 
-    /**
-     * The bytes of the live allocations.
-     *
-     * @return bytes
-     */
+    @Override
     public long liveBytes() {
         long sum = 0;
         for (Allocation a : live.values()) {
@@ -444,32 +378,19 @@ public final class TrackingAdaptor extends ForwardingAllocator implements Snapsh
         return sum;
     }
 
-    /**
-     * The misuses refused so far, in order.
-     *
-     * @return a snapshot
-     */
+    @Override
     public List<Problem> problems() {
         return List.copyOf(problems);
     }
 
-    /**
-     * Whether nothing is live and nothing was refused.
-     *
-     * @return true if clean
-     */
+    @Override
     public boolean isClean() {
         return live.isEmpty() && problems.isEmpty();
     }
 
-    /**
-     * A report of what is live (each block with its thread, time and stack trace when recorded; the
-     * first {@value #REPORT_ENTRIES}, oldest first) and of the problems refused.
-     *
-     * @return the report, or {@code "no leaks"} followed by any problems
-     */
+    @Override
     public String leakReport() {
-        List<Allocation> all = liveAllocations();
+        List<Allocation> all = sorted();
         StringBuilder b = new StringBuilder();
         if (all.isEmpty()) {
             b.append("no leaks\n");

@@ -1,5 +1,6 @@
-package io.datamem.impl.adaptor;
+package io.datamem.impl.internal.adaptor;
 
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import org.junit.jupiter.api.Test;
 
@@ -15,24 +16,24 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The per-thread cells of {@link StatisticsAdaptor}: figures exact across platform and virtual
+ * The per-thread cells of {@link StatisticsAdaptorImpl}: figures exact across platform and virtual
  * threads (cross-thread frees included), the exact peak of one thread, cells of ended threads
  * folded in, and no cell per virtual thread.
  */
 class StatisticsAdaptorCellsTest {
 
-    private final StatisticsAdaptor stats = StatisticsAdaptor.of(DataMem.builtinDefault().allocator());
+    private final StatisticsAdaptorImpl stats = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
 
     /** What the test itself counted, added up from every thread. */
     private static final class Expected {
-        final AtomicLongArray v = new AtomicLongArray(6 + StatisticsAdaptor.HISTOGRAM_BUCKETS);
+        final AtomicLongArray v = new AtomicLongArray(6 + StatisticsAdaptorImpl.HISTOGRAM_BUCKETS);
         static final int ALLOCATED = 0, FREED = 1, FREES = 2, REALLOCS = 3, TOTAL = 4, MAX = 5, H = 6;
 
         void allocation(long size) {
             v.addAndGet(ALLOCATED, size);
             v.addAndGet(TOTAL, size);
             v.accumulateAndGet(MAX, size, Math::max);
-            v.incrementAndGet(H + StatisticsAdaptor.bucketOf(size));
+            v.incrementAndGet(H + StatisticsAdaptorImpl.bucketOf(size));
         }
     }
 
@@ -77,11 +78,11 @@ class StatisticsAdaptorCellsTest {
 
     private void assertFigures(Expected e, long liveBytes, String when) {
         long allocations = 0;
-        for (int i = 0; i < StatisticsAdaptor.HISTOGRAM_BUCKETS; i++) {
+        for (int i = 0; i < StatisticsAdaptorImpl.HISTOGRAM_BUCKETS; i++) {
             assertEquals(e.v.get(Expected.H + i), stats.histogram().count(i), when + ": bucket " + i);
             allocations += e.v.get(Expected.H + i);
         }
-        StatisticsAdaptor.Figures f = stats.figures();
+        StatisticsAdaptorImpl.Figures f = stats.figures();
         assertEquals(liveBytes, f.currentBytes(), when);
         assertEquals(e.v.get(Expected.ALLOCATED), f.allocatedBytes(), when);
         assertEquals(e.v.get(Expected.FREED), f.freedBytes(), when);

@@ -1,0 +1,335 @@
+package io.datamem.impl.adaptor;
+
+import io.datamem.DataMemAllocator;
+import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.snapshot.SnapshotSource;
+import io.datamem.internal.Checks;
+
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.function.LongConsumer;
+
+/**
+ * Counts what flows through an upstream allocator: bytes in use now and at peak, total bytes
+ * allocated and freed, the number of allocations, frees, reallocations and failures, and a
+ * histogram of allocation sizes. Nested <em>scopes</em> ({@link #push()}, {@link #pop()}) let a
+ * compute block read its own figures.
+ *
+ * <p>Accounting follows the sizes callers pass: {@code free(ptr, n)} subtracts {@code n}. A failed
+ * allocation ({@code NULL}) counts as a failure and changes nothing else; a caller mistake
+ * (an {@link IllegalArgumentException} from the upstream) counts nothing, except a
+ * {@link GuardViolationException} whose {@link GuardViolationException#blockReleased()} is true: the
+ * guard below freed the block, so it counts as freed (for a {@code realloc}, the old block). An <em>allocation</em> is
+ * a successful {@code malloc}, {@code calloc} or {@code realloc} of {@code NULL}; a
+ * <em>reallocation</em> is a successful {@code realloc} of an existing block.
+ *
+ * <p>Thread-safe and lean: the whole-life figures are kept in per-thread <em>cells</em>. A platform
+ * thread gets its own cell on its first call, which only it writes (plain reads, release stores:
+ * no atomic read-modify-write and no shared cache line on the hot path); virtual threads share a
+ * small fixed set of striped cells (chosen by thread id, updated atomically), so any number of
+ * virtual threads costs no more memory than one stripe set per adaptor. A figure is read as the sum
+ * of every cell (acquire loads) plus the folded figures of ended threads: the cell of a platform
+ * thread that has terminated is folded into a retired total (its thread's end happens-before the
+ * fold, so nothing is lost) when later threads register or when figures are read, so threads that
+ * come and go do not accumulate cells. Each figure is exact once the threads whose calls it should
+ * count have finished them (every completed call that happens-before a read is counted in it); figures
+ * read while other threads allocate are each exact for some interleaving but not a consistent
+ * snapshot of one instant. Frees are read before allocations ({@link #figures()},
+ * {@link Figures#currentBytes()}, {@link Figures#liveAllocations()}), so that a free counted has its allocation
+ * counted too: the bytes and blocks in use never read negative while callers free only what they
+ * allocated, even when threads free each other's blocks. Nothing is allocated per call.
+ *
+ * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
+ * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
+ * synchronises again: it sums every cell's net bytes (as {@link Figures#currentBytes()} does) and raises
+ * the peak to that sum if it is higher. Reading {@link Figures#peakBytes()} or {@link #figures()} also
+ * raises the peak to the bytes in use read then, so the peak is never below a {@code currentBytes}
+ * read before it. A thread's steady loop of allocations and frees that do not exceed its earlier
+ * high level pays no synchronisation. What is guaranteed:
+ * <ul>
+ *   <li><b>One thread: exact.</b> When every call is made by one thread, its cell's net bytes are the
+ *       bytes in use, it synchronises at each new high, and the peak is the true peak.</li>
+ *   <li><b>Never below any single cell's high figure with the others as read then:</b> for each cell
+ *       (a platform thread, or a stripe of virtual threads), every time its net bytes reach a new high
+ *       {@code h}, the peak becomes at least {@code h} plus the other cells' net bytes read right
+ *       after. When no thread frees blocks another thread allocated (no cell goes negative), the
+ *       peak is therefore at least the most bytes any one thread had in use at once.</li>
+ *   <li><b>Never above the sum of per-cell figures each taken during one synchronisation:</b> the
+ *       peak is the largest of the sums it computed, and each sum adds every cell's net bytes at some
+ *       instant while it was being read. When calls on different threads do not overlap in time
+ *       (threads taking turns), each sum is the bytes in use at that moment, so the peak never
+ *       exceeds the true peak; with overlapping calls a sum may combine one cell's figure from
+ *       before a free with another's from after a later allocation, and exceed it.</li>
+ *   <li><b>May be below the true peak under concurrency:</b> a cell coming back up to a level it
+ *       has already synchronised at does not synchronise again, so several threads each returning to
+ *       their earlier highs at the same time are not seen together.</li>
+ * </ul>
+ *
+ * <p>Scopes form a stack shared by every thread using this adaptor, as RMM's
+ * {@code statistics_resource_adaptor} counters: operations are counted in the whole-life figures
+ * and in the innermost open scope; popping a scope adds its figures to the enclosing one (its peak
+ * counted on top of the enclosing scope's bytes in use). An operation racing with a
+ * {@link #pop()} is counted in the popped scope and may miss the enclosing one; the whole-life
+ * figures are always exact.
+ *
+ * <p>Built by the handler term {@code stats} ({@code DataMem.handler("default_allocator+stats")}, or
+ * {@code AllocatorStack.on(upstream).with("stats")}) and found with
+ * {@code AllocatorStack.find(handler, StatisticsAdaptor.class)}.
+ */
+public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
+
+    /** The number of buckets of {@link #histogram()}: size 0, then one per power of two up to 2^57. */
+    int HISTOGRAM_BUCKETS = 59;
+
+    /**
+     * Every whole-life figure at once.
+     *
+     * @return the figures since this adaptor was created
+     */
+    Figures figures();
+
+    /**
+     * The sizes of every allocation so far, by power of two.
+     *
+     * @return a snapshot of the histogram
+     */
+    SizeHistogram histogram();
+
+    /**
+     * Opens a scope: from now on, and until it is popped, operations are also counted in it, starting
+     * from zero. Scopes nest; the figures of an inner scope are added to the enclosing one when it is
+     * popped.
+     *
+     * @return the scope; {@link Scope#close()} pops it
+     */
+    Scope push();
+
+    /**
+     * Closes the innermost scope and adds its figures to the enclosing one.
+     *
+     * @return the figures of the scope closed
+     * @throws IllegalStateException if no scope is open
+     */
+    Figures pop();
+
+    /**
+     * How many scopes are open.
+     *
+     * @return the depth of the scope stack
+     */
+    int scopeDepth();
+
+    /**
+     * Calls {@code observer} with the byte size of every allocation from now on (what
+     * {@link Figures#allocations()} counts), on the allocating thread, until the returned subscription is
+     * closed; with no observer the cost is one read of a volatile field per allocation. (The
+     * Micrometer binder does not use this: it reads {@link #histogram()} and the size figures when
+     * scraped.) An observer that throws is logged and otherwise ignored: the allocation stands.
+     *
+     * @param observer a fast, thread-safe consumer of sizes in bytes
+     * @return the subscription; closing it removes the observer
+     * @throws NullPointerException if {@code observer} is null
+     */
+    Subscription observeAllocationSizes(LongConsumer observer);
+
+    /**
+     * A scope opened by {@link #push()}: counts the operations made while it is the innermost open
+     * scope (and those of the scopes nested in it, once they are popped).
+     */
+    interface Scope extends AutoCloseable {
+
+        /**
+         * The scope's figures so far (or final, once closed).
+         *
+         * @return the figures
+         */
+        Figures figures();
+
+        /**
+         * Whether the scope is still open.
+         *
+         * @return false once popped
+         */
+        boolean isOpen();
+
+        /**
+         * Pops the scope. Idempotent.
+         *
+         * @throws IllegalStateException if the scope is open but not the innermost one
+         */
+        @Override
+        void close();
+    }
+
+    /** What {@link #observeAllocationSizes} returns: closing it removes the observer. */
+    @FunctionalInterface
+    interface Subscription extends AutoCloseable {
+        /** Removes the observer. Idempotent. */
+        @Override
+        void close();
+    }
+
+    /**
+     * The figures of a {@link StatisticsAdaptor} or of one of its scopes.
+     *
+     * @param currentBytes   bytes allocated and not yet freed (in a scope: may be negative when it
+     *                       freed blocks allocated before it)
+     * @param peakBytes      the highest {@code currentBytes}
+     * @param allocatedBytes all bytes allocated (growth by realloc included)
+     * @param freedBytes     all bytes freed (shrinking by realloc included)
+     * @param allocations    successful malloc, calloc and realloc of NULL
+     * @param frees          frees of non-NULL pointers
+     * @param reallocations  successful reallocations of existing blocks
+     * @param failures       requests answered with NULL
+     */
+    record Figures(long currentBytes, long peakBytes, long allocatedBytes, long freedBytes,
+                          long allocations, long frees, long reallocations, long failures) {
+
+        /**
+         * Blocks allocated and not yet freed.
+         *
+         * @return {@code allocations - frees}
+         */
+        public long liveAllocations() {
+            return allocations - frees;
+        }
+    }
+
+    /**
+     * Allocation sizes by power of two: bucket 0 counts zero-byte allocations, bucket {@code k}
+     * those of {@code 2^(k-1)} to {@code 2^k - 1} bytes; with the sum of the sizes and the largest
+     * size, what a size distribution summary publishes.
+     */
+    final class SizeHistogram {
+
+        private final long[] counts;
+        private final long totalBytes;
+        private final long largestBytes;
+
+        /**
+         * A histogram with given counts.
+         *
+         * @param counts       one count per bucket, {@link #HISTOGRAM_BUCKETS} of them
+         * @param totalBytes   the sum of the sizes counted
+         * @param largestBytes the largest size counted, 0 when none
+         * @throws IllegalArgumentException if the length is wrong or a count or size is negative
+         */
+        public SizeHistogram(long[] counts, long totalBytes, long largestBytes) {
+            if (counts.length != HISTOGRAM_BUCKETS) {
+                throw new IllegalArgumentException("counts: " + counts.length + " buckets (expected: "
+                        + HISTOGRAM_BUCKETS + ")");
+            }
+            for (long c : counts) {
+                Checks.notNegative("count", c);
+            }
+            this.counts = counts.clone();
+            this.totalBytes = Checks.notNegative("totalBytes", totalBytes);
+            this.largestBytes = Checks.notNegative("largestBytes", largestBytes);
+        }
+
+        /**
+         * The count of a bucket.
+         *
+         * @param bucket from 0 to {@link #HISTOGRAM_BUCKETS} - 1
+         * @return allocations whose size fell in it
+         * @throws IndexOutOfBoundsException if {@code bucket} is out of range
+         */
+        public long count(int bucket) {
+            return counts[Objects.checkIndex(bucket, HISTOGRAM_BUCKETS)];
+        }
+
+        /**
+         * Every count.
+         *
+         * @return a copy of the counts, bucket 0 first
+         */
+        public long[] counts() {
+            return counts.clone();
+        }
+
+        /**
+         * All allocations counted.
+         *
+         * @return the sum of the counts
+         */
+        public long total() {
+            long t = 0;
+            for (long c : counts) {
+                t += c;
+            }
+            return t;
+        }
+
+        /**
+         * The sum of the sizes of the allocations counted (what {@link Figures#allocations()}
+         * counts): the {@link Figures#allocatedBytes()} without realloc growth.
+         *
+         * @return bytes
+         */
+        public long totalBytes() {
+            return totalBytes;
+        }
+
+        /**
+         * The size of the largest allocation counted.
+         *
+         * @return bytes; 0 before the first allocation
+         */
+        public long largestBytes() {
+            return largestBytes;
+        }
+
+        /**
+         * The smallest size of a bucket.
+         *
+         * @param bucket from 0 to {@link #HISTOGRAM_BUCKETS} - 1
+         * @return bytes
+         * @throws IndexOutOfBoundsException if {@code bucket} is out of range
+         */
+        public static long lowerBound(int bucket) {
+            Objects.checkIndex(bucket, HISTOGRAM_BUCKETS);
+            return bucket == 0 ? 0 : 1L << (bucket - 1);
+        }
+
+        /**
+         * The largest size of a bucket.
+         *
+         * @param bucket from 0 to {@link #HISTOGRAM_BUCKETS} - 1
+         * @return bytes
+         * @throws IndexOutOfBoundsException if {@code bucket} is out of range
+         */
+        public static long upperBound(int bucket) {
+            Objects.checkIndex(bucket, HISTOGRAM_BUCKETS);
+            return bucket == 0 ? 0 : bucket == HISTOGRAM_BUCKETS - 1 ? DataMemAllocator.MAX_BYTE_SIZE
+                    : (1L << bucket) - 1;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SizeHistogram h && Arrays.equals(counts, h.counts) && totalBytes == h.totalBytes
+                    && largestBytes == h.largestBytes;
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(counts) * 31 + Long.hashCode(totalBytes) * 17 + Long.hashCode(largestBytes);
+        }
+
+        /**
+         * The non-empty buckets, one per line: {@code [64, 127] bytes: 12}.
+         *
+         * @return the text
+         */
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
+                if (counts[i] != 0) {
+                    b.append('[').append(lowerBound(i)).append(", ").append(upperBound(i)).append("] bytes: ")
+                            .append(counts[i]).append('\n');
+                }
+            }
+            return b.isEmpty() ? "(no allocations)\n" : b.toString();
+        }
+    }
+}
