@@ -130,13 +130,23 @@ public record MemorySnapshot(Instant time, long processId, List<Handler> handler
                     layers.add(source.snapshot());
                     next = source.snapshotUpstream();   // only the last layer's counts: a leaf's
                 } else {
-                    layers.add(new LayerSnapshot.Other(layer.getClass().getSimpleName(), Map.of()));
+                    layers.add(new LayerSnapshot.Other(typeName(layer), Map.of()));
                     next = null;
                 }
             }
             top = next != null && !seen.contains(next) ? next : null;
         }
         return new Handler(handler.name(), handler.version(), placeBlocks(layers));
+    }
+
+    /**
+     * A layer's type as a snapshot names it: its class's simple name, less the {@code Impl} of an
+     * implementation whose exported interface has the rest ({@code GuardAdaptor} for
+     * {@code GuardAdaptorImpl}).
+     */
+    private static String typeName(DataMemAllocator layer) {
+        String n = layer.getClass().getSimpleName();
+        return n.endsWith("Impl") ? n.substring(0, n.length() - "Impl".length()) : n;
     }
 
     /** Gives each tracked block the page size and nodes of the placement layer below it that maps it. */

@@ -30,7 +30,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class LoggingAdaptorImpl extends ForwardingAllocator implements LoggingAdaptor {
 
-    private static final System.Logger LOG = System.getLogger(LoggingAdaptorImpl.class.getName());
+    // the logger keeps the exported type's name, the one users configure
+    private static final System.Logger LOG = System.getLogger(LoggingAdaptor.class.getName());
     private static final List<WeakReference<LoggingAdaptorImpl>> OPEN_FILES = new ArrayList<>();
 
     static {

@@ -25,7 +25,8 @@ import java.util.function.LongConsumer;
  */
 public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
-    private static final System.Logger LOG = System.getLogger(StatisticsAdaptorImpl.class.getName());
+    // the logger keeps the exported type's name, the one users configure
+    private static final System.Logger LOG = System.getLogger(StatisticsAdaptor.class.getName());
 
     // A cell: one long[] per thread (or per virtual-thread stripe), padded at both ends so that two
     // cells never share a cache line.
