@@ -3,7 +3,7 @@ package io.datamem.impl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.adaptor.LoggingAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.HugePages;
 import org.junit.jupiter.api.Assumptions;

@@ -30,6 +30,22 @@ class PackageCyclesTest {
     }
 
     @Test
+    void noExportedPackageImportsTheImplementations() {
+        // io.datamem.impl.internal.* hold the implementations behind the exported interfaces; they
+        // may import the exported packages, os and snapshot, and only the providers (and jmx)
+        // import them
+        for (String p : graph.packages()) {
+            if (p.startsWith("io.datamem.impl.internal.") || p.equals("io.datamem.impl.provider")
+                    || p.equals("io.datamem.impl.jmx")) {
+                continue;
+            }
+            for (String used : graph.uses(p)) {
+                assertTrue(!used.startsWith("io.datamem.impl.internal."), p + " imports " + used);
+            }
+        }
+    }
+
+    @Test
     void everyPackageHoldsAtMostADozenFiles() {
         assertTrue(graph.packages().size() >= 8, graph.packages().toString());
         for (String p : graph.packages()) {

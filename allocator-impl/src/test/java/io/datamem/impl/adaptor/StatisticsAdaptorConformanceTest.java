@@ -1,7 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -8,7 +8,7 @@ import io.datamem.MemoryKind;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Assumptions;

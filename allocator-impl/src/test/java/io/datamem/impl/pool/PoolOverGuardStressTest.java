@@ -6,7 +6,7 @@ import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.GuardAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
 

@@ -5,7 +5,7 @@ import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.DeviceInterchange;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.WithTraits;

@@ -1,6 +1,6 @@
 package io.datamem.impl.pool;
 
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package io.datamem.impl.pool;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.LimitingAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
 import org.junit.jupiter.api.Test;
 
