@@ -1,5 +1,6 @@
 package io.datamem.impl;
 
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
@@ -16,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Each family's options parse from a handler-name term and write themselves back as one that
  * parses to the same settings (the grammar lives with the settings: {@code NumaAllocator.parse}
  * and {@code Builder.spec}, {@code HugePageAllocator.parse} and {@code Builder.spec},
- * {@code PoolingAllocator.Options.parse} and {@code spec}). No machine is touched.
+ * {@code PoolingAllocatorImpl.Options.parse} and {@code spec}). No machine is touched.
  */
 class TermRoundTripTest {
 
@@ -59,15 +60,15 @@ class TermRoundTripTest {
 
     @Test
     void poolOptionsWriteThemselvesBack() {
-        assertEquals("", PoolingAllocator.Options.parse(term("pool(aligned64)"), "h").spec());
-        PoolingAllocator.Options o = PoolingAllocator.Options.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
-        assertEquals(new PoolingAllocator.Options(1L << 20, 128L << 10,
-                PoolingAllocator.Options.DEFAULTS.maxRetainedByteSize()), o);
+        assertEquals("", PoolingAllocatorImpl.Options.parse(term("pool(aligned64)"), "h").spec());
+        PoolingAllocatorImpl.Options o = PoolingAllocatorImpl.Options.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
+        assertEquals(new PoolingAllocatorImpl.Options(1L << 20, 128L << 10,
+                PoolingAllocatorImpl.Options.DEFAULTS.maxRetainedByteSize()), o);
         assertEquals(":max=1048576,slab=131072", o.spec());
-        assertEquals(o, PoolingAllocator.Options.parse(term("pool(aligned64)" + o.spec()), "h"));
+        assertEquals(o, PoolingAllocatorImpl.Options.parse(term("pool(aligned64)" + o.spec()), "h"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> PoolingAllocator.Options.parse(term("pool(aligned64):size=1m"), "mine"));
+                () -> PoolingAllocatorImpl.Options.parse(term("pool(aligned64):size=1m"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': pool option 'size=1m'"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> PoolingAllocator.Options.parse(term("pool()"), "h"));
+        assertThrows(IllegalArgumentException.class, () -> PoolingAllocatorImpl.Options.parse(term("pool()"), "h"));
     }
 }

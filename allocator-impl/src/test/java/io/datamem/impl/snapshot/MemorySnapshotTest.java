@@ -8,6 +8,7 @@ import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.HugePageAllocator.Fallback;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
@@ -77,8 +78,8 @@ class MemorySnapshotTest {
 
     @Test
     void aPoolReportsEachClassRunAndSlabWithItsFreeBlocksAndLargestFreeRun() {
-        PoolingAllocator pool = PoolingAllocator.of(AlignedAllocator.of(64),
-                PoolingAllocator.Options.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
+        PoolingAllocator pool = PoolingAllocatorImpl.of(AlignedAllocator.of(64),
+                PoolingAllocatorImpl.Options.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
             blocks.add(pool.malloc(64));   // one slab of 64 blocks, alone in its run of 4096 bytes
@@ -133,7 +134,7 @@ class MemorySnapshotTest {
     void trackedBlocksGetThePagesOfTheMappingTheyLieIn() {
         HugePageAllocator pages = HugePageAllocator.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
                 .thresholdByteSize(0).build();
-        DataMemHandler h = AllocatorStack.on(PoolingAllocator.of(pages))
+        DataMemHandler h = AllocatorStack.on(PoolingAllocatorImpl.of(pages))
                 .with(up -> TrackingAdaptor.builder(up).stackTraces(TrackingAdaptor.StackTraces.OFF).build())
                 .handler("pool(hugepages:thp,threshold=0)+tracking=off");
         MemorySegment a = h.allocator().malloc(1000);
