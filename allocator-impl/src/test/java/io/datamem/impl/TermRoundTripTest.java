@@ -1,5 +1,7 @@
 package io.datamem.impl;
 
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
@@ -15,8 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each family's options parse from a handler-name term and write themselves back as one that
- * parses to the same settings (the grammar lives with the settings: {@code NumaAllocator.parse}
- * and {@code Builder.spec}, {@code HugePageAllocator.parse} and {@code Builder.spec},
+ * parses to the same settings (the grammar lives with the settings: {@code NumaAllocatorImpl.parse}
+ * and {@code Builder.spec}, {@code HugePageAllocatorImpl.parse} and {@code Builder.spec},
  * {@code PoolingAllocatorImpl.Options.parse} and {@code spec}). No machine is touched.
  */
 class TermRoundTripTest {
@@ -34,12 +36,12 @@ class TermRoundTripTest {
                 new String[] {"numa:interleave=0,1", "numa:interleave=0,1"},
                 new String[] {"numa:preferred=1(hugepages)", "numa:preferred=1"},
                 new String[] {"numa:firsttouch", "numa:firsttouch"})) {
-            String spec = NumaAllocator.parse(term(c[0]), "h").spec();
+            String spec = NumaAllocatorImpl.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, NumaAllocator.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, NumaAllocatorImpl.parse(term(spec), "h").spec(), spec);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> NumaAllocator.parse(term("numa:bind"), "mine"));
+                () -> NumaAllocatorImpl.parse(term("numa:bind"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': 'numa:bind': "), e.getMessage());
     }
 
@@ -51,11 +53,11 @@ class TermRoundTripTest {
                 new String[] {"hugepages:2m,fallback=thp", "hugepages:2m,fallback=thp"},
                 new String[] {"hugepages:1g,fallback=normal,threshold=1m(aligned64)",
                         "hugepages:1g,fallback=normal,threshold=1048576"})) {
-            String spec = HugePageAllocator.parse(term(c[0]), "h").spec();
+            String spec = HugePageAllocatorImpl.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, HugePageAllocator.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, HugePageAllocatorImpl.parse(term(spec), "h").spec(), spec);
         }
-        assertThrows(IllegalArgumentException.class, () -> HugePageAllocator.parse(term("hugepages:3m"), "h"));
+        assertThrows(IllegalArgumentException.class, () -> HugePageAllocatorImpl.parse(term("hugepages:3m"), "h"));
     }
 
     @Test

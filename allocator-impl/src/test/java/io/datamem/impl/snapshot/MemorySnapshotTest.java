@@ -8,9 +8,10 @@ import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
-import io.datamem.impl.placement.HugePageAllocator.Fallback;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.impl.pool.PoolingAllocator;
 import org.junit.jupiter.api.Test;
@@ -132,7 +133,7 @@ class MemorySnapshotTest {
 
     @Test
     void trackedBlocksGetThePagesOfTheMappingTheyLieIn() {
-        HugePageAllocator pages = HugePageAllocator.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
+        HugePageAllocator pages = HugePageAllocatorImpl.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
                 .thresholdByteSize(0).build();
         DataMemHandler h = AllocatorStack.on(PoolingAllocatorImpl.of(pages))
                 .with(up -> TrackingAdaptor.builder(up).stackTraces(TrackingAdaptor.StackTraces.OFF).build())
