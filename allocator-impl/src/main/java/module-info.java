@@ -9,7 +9,7 @@ import io.datamem.impl.provider.NumaProvider;
 import io.datamem.impl.provider.PoolProvider;
 import io.datamem.impl.provider.StatsProvider;
 import io.datamem.impl.provider.TrackingProvider;
-import io.datamem.impl.shared.SharedProvider;
+import io.datamem.impl.internal.shared.SharedProvider;
 
 /**
  * datamem's CPU backends and adaptors.
@@ -38,7 +38,6 @@ module io.datamem.impl {
     requires java.management;   // the memory-snapshot MBean (io.datamem.impl.snapshot.MemorySnapshots)
 
     exports io.datamem.impl;
-    exports io.datamem.impl.cpu;
     exports io.datamem.impl.adaptor;
     exports io.datamem.impl.placement;
     exports io.datamem.impl.pool;
@@ -57,6 +56,6 @@ module io.datamem.impl {
             FaultsProvider,
             JfrProvider,
             SharedProvider;
-    provides io.datamem.FailureDiagnostics with io.datamem.impl.snapshot.FailureSnapshots;
+    provides io.datamem.FailureDiagnostics with io.datamem.impl.internal.snapshot.FailureSnapshots;
     provides io.datamem.internal.HandlerWatcher with io.datamem.impl.jmx.SnapshotMBeanWatcher;
 }

@@ -17,7 +17,6 @@ import io.datamem.cuda.internal.CudaInterchange;
 import io.datamem.dlpack.CopyMode;
 import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.DeviceInterchange;
 import org.junit.jupiter.api.AfterAll;
@@ -86,7 +85,7 @@ class CudaExportsWithoutGpuTest {
         assertEquals(new Device(DeviceType.CUDA_MANAGED, 2), managed.device());
         assertTrue(managed.hostAccessible());
 
-        MemoryTraits upstream = AlignedAllocator.of(4096).traits().withPageSize(2L << 20);
+        MemoryTraits upstream = DataMem.handler("aligned:4096").allocator().traits().withPageSize(2L << 20);
         MemoryTraits registered = CudaRegisteredAllocator.refine(upstream, 3);
         assertEquals(MemoryKind.HOST_PINNED, registered.kind());
         assertEquals(new Device(DeviceType.CUDA_HOST, 3), registered.device());

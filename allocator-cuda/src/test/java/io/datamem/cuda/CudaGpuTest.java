@@ -229,7 +229,7 @@ class CudaGpuTest {
     void aRegistrationErrorIsABackendExceptionAndGivesTheBlockBack() {
         long page = Libc.pageSize();
         CudaRegisteredAllocator first = CudaRegisteredAllocator.builder(
-                io.datamem.impl.cpu.AlignedAllocator.of(page)).build();
+                DataMem.handler("aligned:" + page).allocator()).build();
         MemorySegment already = first.malloc(page);   // a registered page
         try {
             // an upstream that hands out the page CUDA has already registered

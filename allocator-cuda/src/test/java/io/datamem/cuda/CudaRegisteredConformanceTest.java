@@ -1,7 +1,7 @@
 package io.datamem.cuda;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Tag;
 
@@ -15,6 +15,6 @@ class CudaRegisteredConformanceTest extends GpuConformance {
 
     @Override
     protected DataMemAllocator allocator() {
-        return CudaRegisteredAllocator.builder(AlignedAllocator.of(Libc.pageSize())).build();
+        return CudaRegisteredAllocator.builder(DataMem.handler("aligned:" + Libc.pageSize()).allocator()).build();
     }
 }

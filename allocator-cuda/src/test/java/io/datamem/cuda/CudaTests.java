@@ -1,9 +1,9 @@
 package io.datamem.cuda;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.cuda.internal.CudaDriver;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.testing.WithTraits;
 import org.junit.jupiter.api.Assumptions;
 
@@ -52,6 +52,6 @@ public final class CudaTests {
      * exports and traits without a GPU. Nothing may copy it through CUDA.
      */
     public static DataMemAllocator hostBacked(MemoryTraits traits) {
-        return new WithTraits(AlignedAllocator.of(traits.byteAlignment()), traits);
+        return new WithTraits(DataMem.handler("aligned:" + traits.byteAlignment()).allocator(), traits);
     }
 }

@@ -5,7 +5,6 @@ import io.datamem.DataMemAllocator;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.cuda.internal.CudaDriver;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import org.junit.jupiter.api.AfterAll;
@@ -92,7 +91,7 @@ class CudaWithoutGpuTest {
         assertThrows(IllegalStateException.class, () -> CudaPinnedAllocator.of(0));
         assertThrows(IllegalStateException.class, () -> CudaManagedAllocator.of(0));
         assertThrows(IllegalStateException.class,
-                () -> CudaRegisteredAllocator.builder(AlignedAllocator.of(4096)).build());
+                () -> CudaRegisteredAllocator.builder(DataMem.handler("aligned:4096").allocator()).build());
         assertThrows(IllegalStateException.class, () -> CudaStream.create(0));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
                 () -> CudaDeviceAllocator.of(-1));

@@ -7,9 +7,10 @@
  *       adaptor overrides only what it changes, and
  *       {@link io.datamem.impl.AllocatorStack}, which builds stacks of adaptors on a leaf and finds
  *       a layer in them;</li>
- *   <li>{@link io.datamem.impl.cpu}: the leaf {@link io.datamem.impl.cpu.AlignedAllocator}
- *       ({@code aligned64}, {@code aligned:N}); the C library's {@code malloc} family, the leaf of
- *       {@code default_allocator}, is {@code DataMem.builtinDefault().allocator()};</li>
+ *   <li>the leaf of aligned host memory is reached by name only ({@code aligned64},
+ *       {@code aligned:N}, for example {@code DataMem.handler("aligned:4096").allocator()}); the C
+ *       library's {@code malloc} family, the leaf of {@code default_allocator}, is
+ *       {@code DataMem.builtinDefault().allocator()};</li>
  *   <li>{@link io.datamem.impl.adaptor}: the adaptors ({@code +stats}, {@code +tracking},
  *       {@code +limit}, {@code +guard}, {@code +log}, {@code +faults}, {@code +jfr});</li>
  *   <li>{@link io.datamem.impl.placement}: huge pages ({@code hugepages...}) and NUMA

@@ -13,7 +13,7 @@ import io.datamem.impl.adaptor.GuardAdaptor;
 import io.datamem.impl.adaptor.LimitingAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -3,7 +3,8 @@ package io.datamem.impl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.adaptor.LoggingAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.HugePages;
 import org.junit.jupiter.api.Assumptions;
@@ -90,7 +91,7 @@ class HandlerNameErrorsTest {
             assertTrue(m.contains("or allow a fallback: hugepages:2m,fallback=thp"), m);
         }
         IllegalStateException direct = assertThrows(IllegalStateException.class,
-                () -> HugePageAllocator.builder().pages(HugePageAllocator.PageKind.HUGETLB_2M).build());
+                () -> HugePageAllocatorImpl.builder().pages(HugePageAllocator.PageKind.HUGETLB_2M).build());
         assertTrue(direct.getMessage().startsWith("handler 'hugepages:2m': no 2 MiB huge pages are reserved"),
                 direct.getMessage());
         // a fallback, or transparent pages, need no reservation

@@ -1,5 +1,8 @@
 package io.datamem.impl;
 
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
@@ -14,9 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each family's options parse from a handler-name term and write themselves back as one that
- * parses to the same settings (the grammar lives with the settings: {@code NumaAllocator.parse}
- * and {@code Builder.spec}, {@code HugePageAllocator.parse} and {@code Builder.spec},
- * {@code PoolingAllocator.Options.parse} and {@code spec}). No machine is touched.
+ * parses to the same settings (the grammar lives with the settings: {@code NumaAllocatorImpl.parse}
+ * and {@code Builder.spec}, {@code HugePageAllocatorImpl.parse} and {@code Builder.spec},
+ * {@code PoolingAllocatorImpl.Options.parse} and {@code spec}). No machine is touched.
  */
 class TermRoundTripTest {
 
@@ -33,12 +36,12 @@ class TermRoundTripTest {
                 new String[] {"numa:interleave=0,1", "numa:interleave=0,1"},
                 new String[] {"numa:preferred=1(hugepages)", "numa:preferred=1"},
                 new String[] {"numa:firsttouch", "numa:firsttouch"})) {
-            String spec = NumaAllocator.parse(term(c[0]), "h").spec();
+            String spec = NumaAllocatorImpl.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, NumaAllocator.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, NumaAllocatorImpl.parse(term(spec), "h").spec(), spec);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> NumaAllocator.parse(term("numa:bind"), "mine"));
+                () -> NumaAllocatorImpl.parse(term("numa:bind"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': 'numa:bind': "), e.getMessage());
     }
 
@@ -50,24 +53,24 @@ class TermRoundTripTest {
                 new String[] {"hugepages:2m,fallback=thp", "hugepages:2m,fallback=thp"},
                 new String[] {"hugepages:1g,fallback=normal,threshold=1m(aligned64)",
                         "hugepages:1g,fallback=normal,threshold=1048576"})) {
-            String spec = HugePageAllocator.parse(term(c[0]), "h").spec();
+            String spec = HugePageAllocatorImpl.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, HugePageAllocator.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, HugePageAllocatorImpl.parse(term(spec), "h").spec(), spec);
         }
-        assertThrows(IllegalArgumentException.class, () -> HugePageAllocator.parse(term("hugepages:3m"), "h"));
+        assertThrows(IllegalArgumentException.class, () -> HugePageAllocatorImpl.parse(term("hugepages:3m"), "h"));
     }
 
     @Test
     void poolOptionsWriteThemselvesBack() {
-        assertEquals("", PoolingAllocator.Options.parse(term("pool(aligned64)"), "h").spec());
-        PoolingAllocator.Options o = PoolingAllocator.Options.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
-        assertEquals(new PoolingAllocator.Options(1L << 20, 128L << 10,
-                PoolingAllocator.Options.DEFAULTS.maxRetainedByteSize()), o);
+        assertEquals("", PoolingAllocatorImpl.Options.parse(term("pool(aligned64)"), "h").spec());
+        PoolingAllocatorImpl.Options o = PoolingAllocatorImpl.Options.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
+        assertEquals(new PoolingAllocatorImpl.Options(1L << 20, 128L << 10,
+                PoolingAllocatorImpl.Options.DEFAULTS.maxRetainedByteSize()), o);
         assertEquals(":max=1048576,slab=131072", o.spec());
-        assertEquals(o, PoolingAllocator.Options.parse(term("pool(aligned64)" + o.spec()), "h"));
+        assertEquals(o, PoolingAllocatorImpl.Options.parse(term("pool(aligned64)" + o.spec()), "h"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> PoolingAllocator.Options.parse(term("pool(aligned64):size=1m"), "mine"));
+                () -> PoolingAllocatorImpl.Options.parse(term("pool(aligned64):size=1m"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': pool option 'size=1m'"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> PoolingAllocator.Options.parse(term("pool()"), "h"));
+        assertThrows(IllegalArgumentException.class, () -> PoolingAllocatorImpl.Options.parse(term("pool()"), "h"));
     }
 }

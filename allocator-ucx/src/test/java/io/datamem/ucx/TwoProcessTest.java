@@ -4,7 +4,6 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
-import io.datamem.impl.cpu.AlignedAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,7 +59,7 @@ class TwoProcessTest {
         shmBefore = shmFiles();
         context = UcxContext.open(UcxContext.Options.defaults().withTransports(transports).withName("test")
                 .withTimeout(Duration.ofSeconds(10)));
-        handler = new DataMemHandler("aligned64+ucx(test)", 1, UcxRegisteringAdaptor.of(AlignedAllocator.of(64),
+        handler = new DataMemHandler("aligned64+ucx(test)", 1, UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(),
                 context));
         peerLog = Files.createTempFile("ucx-peer", ".log");
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -1,7 +1,7 @@
 package io.datamem.ucx;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,7 +41,7 @@ class UcxConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected DataMemAllocator allocator() {
-        return name.equals("ucx") ? UcxAllocator.of(context) : UcxRegisteringAdaptor.of(AlignedAllocator.of(64), context);
+        return name.equals("ucx") ? UcxAllocator.of(context) : UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(), context);
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.datamem.ucx;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -66,7 +66,7 @@ class UcxInProcessTest {
 
     @Test
     void putAndGetAreBitExact() {
-        DataMemAllocator regB = UcxRegisteringAdaptor.of(AlignedAllocator.of(64), b);
+        DataMemAllocator regB = UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(), b);
         int n = 1 << 20;
         MemorySegment target = regB.malloc(n).reinterpret(n);
         try (Arena arena = Arena.ofConfined()) {
@@ -98,7 +98,7 @@ class UcxInProcessTest {
 
     @Test
     void aKeyForAFreedBlockIsRefusedByItsOwner() {
-        DataMemAllocator regB = UcxRegisteringAdaptor.of(AlignedAllocator.of(64), b);
+        DataMemAllocator regB = UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(), b);
         MemorySegment block = regB.malloc(4096).reinterpret(4096);
         UcxRegistration r = b.registrationOf(block.address(), 4096);
         assertEquals(UcxRegistration.Origin.BLOCK, r.origin());

@@ -1,7 +1,7 @@
 package io.datamem.ucx;
 
+import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -49,7 +49,7 @@ public final class UcxPeer {
         try (UcxContext ctx = UcxContext.open(o);
              UcxBootstrap boot = UcxBootstrap.connect(ctx, "127.0.0.1", Integer.parseInt(args[1]),
                      Duration.ofSeconds(60))) {
-            DataMemAllocator alloc = UcxRegisteringAdaptor.of(AlignedAllocator.of(64), ctx);
+            DataMemAllocator alloc = UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(), ctx);
             MemorySegment block = null;
             long size = 0;
             while (true) {

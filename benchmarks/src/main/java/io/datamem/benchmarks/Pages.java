@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.DataMem;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.HugePages;
 
@@ -52,7 +53,7 @@ public final class Pages implements AutoCloseable {
 
     private static synchronized HugePageAllocator transparent() {
         if (transparent == null) {
-            transparent = HugePageAllocator.builder().build();
+            transparent = (HugePageAllocator) DataMem.createHandler("hugepages").allocator();
         }
         return transparent;
     }

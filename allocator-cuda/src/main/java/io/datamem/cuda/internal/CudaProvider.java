@@ -7,7 +7,6 @@ import io.datamem.cuda.CudaDeviceAllocator;
 import io.datamem.cuda.CudaManagedAllocator;
 import io.datamem.cuda.CudaPinnedAllocator;
 import io.datamem.cuda.CudaRegisteredAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
@@ -87,7 +86,7 @@ public final class CudaProvider implements DataMemProvider {
             case DEVICE -> CudaDeviceAllocator.of(t.device(), handlerName);
             case MANAGED -> CudaManagedAllocator.of(t.device(), t.attach(), handlerName);
             case REGISTERED -> {
-                DataMemAllocator upstream = t.upstream() == null ? AlignedAllocator.of(Libc.pageSize())
+                DataMemAllocator upstream = t.upstream() == null ? context.resolveAllocator("aligned:" + Libc.pageSize())
                         : context.resolveAllocator(t.upstream());
                 try {
                     CudaRegisteredAllocator.checkUpstream(upstream);

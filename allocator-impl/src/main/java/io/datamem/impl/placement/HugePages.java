@@ -1,5 +1,6 @@
 package io.datamem.impl.placement;
 
+import io.datamem.impl.os.Spellings;
 import io.datamem.internal.Libc;
 
 import java.io.IOException;
@@ -419,11 +420,7 @@ public final class HugePages {
      * @return the commands and the boot parameters
      */
     static String howToReserve(long pageSize) {
-        String sysfs = "echo N > " + HUGEPAGES.resolve("hugepages-" + (pageSize >> 10) + "kB").resolve("nr_hugepages");
-        String boot = "hugepagesz=" + sizeName(pageSize).replace(" ", "").replace("iB", "") + " hugepages=N";
-        return pageSize == defaultPageSize()
-                ? "sysctl vm.nr_hugepages=N (or echo N > /proc/sys/vm/nr_hugepages, or " + sysfs + "), or boot with " + boot
-                : sysfs + ", or boot with " + boot;
+        return Spellings.howToReserve(pageSize, pageSize == defaultPageSize());
     }
 
     /**
@@ -433,15 +430,6 @@ public final class HugePages {
      * @return for example {@code 2 MiB}, {@code 1 GiB}, {@code 4 KiB}
      */
     static String sizeName(long bytes) {
-        if (bytes >= (1L << 30) && bytes % (1L << 30) == 0) {
-            return (bytes >> 30) + " GiB";
-        }
-        if (bytes >= (1L << 20) && bytes % (1L << 20) == 0) {
-            return (bytes >> 20) + " MiB";
-        }
-        if (bytes >= 1024 && bytes % 1024 == 0) {
-            return (bytes >> 10) + " KiB";
-        }
-        return bytes + " B";
+        return Spellings.sizeName(bytes);
     }
 }

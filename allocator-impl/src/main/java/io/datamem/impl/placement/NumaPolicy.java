@@ -1,7 +1,5 @@
 package io.datamem.impl.placement;
 
-import java.util.Locale;
-
 /**
  * How a {@link NumaAllocator} places the pages of its blocks on NUMA nodes: hwloc's memory binding
  * policies, named for what they do on Linux.
@@ -10,8 +8,8 @@ public enum NumaPolicy {
 
     /**
      * Only the target nodes (hwloc {@code BIND} with {@code STRICT}; Linux {@code MPOL_BIND}). When
-     * they are full, the allocation fails: at once with {@link NumaAllocator.Builder#populate
-     * populate}, otherwise when a page is first touched (the kernel's out-of-memory handling).
+     * they are full, the allocation fails: at once with the {@code populate}
+     * flag, otherwise when a page is first touched (the kernel's out-of-memory handling).
      */
     BIND("bind"),
 
@@ -51,23 +49,5 @@ public enum NumaPolicy {
      */
     public String spec() {
         return spec;
-    }
-
-    /**
-     * The policy with a handler-name spelling.
-     *
-     * @param spec for example {@code interleave}, {@code first-touch}, {@code firsttouch}
-     * @return the policy
-     * @throws IllegalArgumentException if no policy has that name; the message lists them
-     */
-    public static NumaPolicy ofSpec(String spec) {
-        String s = spec.strip().toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
-        for (NumaPolicy p : values()) {
-            if (p.spec.equals(s)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException("NUMA policy: '" + spec
-                + "' (expected: bind, preferred, interleave, firsttouch or nexttouch)");
     }
 }

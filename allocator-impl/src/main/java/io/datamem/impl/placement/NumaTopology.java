@@ -1,5 +1,6 @@
 package io.datamem.impl.placement;
 
+import io.datamem.impl.os.Spellings;
 import io.datamem.impl.os.OptionalModules;
 
 import java.util.ArrayList;
@@ -19,8 +20,9 @@ import java.util.stream.Collectors;
 /**
  * A snapshot of a machine's NUMA structure, read through hwloc: the NUMA nodes with their memory
  * and CPUs, the distances between them, the PCI devices and the nodes near each, and which memory
- * binding policies the platform supports. It is the ground the {@link NumaAllocator} resolves its
- * {@link NumaTarget}s on, and what {@code datamem info} prints ({@link #report()}).
+ * binding policies the platform supports. It is the ground a {@link NumaAllocator} resolves the
+ * target of its handler name on ({@code local}, node ids, {@code pci:BUS_ID}, {@code all}), and what
+ * {@code datamem info} prints ({@link #report()}).
  *
  * <p>{@link #current()} is this machine, loaded once. {@link #synthetic(String)} and
  * {@link #fromXml(String)} load other machines from hwloc's synthetic descriptions and XML exports
@@ -102,7 +104,7 @@ public final class NumaTopology {
          * @throws IllegalArgumentException if the bus id is malformed
          */
         public PciDevice {
-            busId = new NumaTarget.NearPciDevice(busId).busId();
+            busId = Spellings.normalizeBusId(busId);
             osDevices = List.copyOf(osDevices);
             Objects.requireNonNull(attachedTo, "attachedTo");
             localCpus = List.copyOf(new TreeSet<>(localCpus));
@@ -280,7 +282,7 @@ public final class NumaTopology {
      * @throws IllegalArgumentException if {@code busId} is malformed
      */
     public Optional<PciDevice> pciDevice(String busId) {
-        String id = new NumaTarget.NearPciDevice(busId).busId();
+        String id = Spellings.normalizeBusId(busId);
         return pciDevices.stream().filter(d -> d.busId().equals(id)).findFirst();
     }
 
@@ -355,7 +357,7 @@ public final class NumaTopology {
      *                                  message lists the devices there are
      */
     public List<Integer> nodesNearPciDevice(String busId) {
-        String id = new NumaTarget.NearPciDevice(busId).busId();
+        String id = Spellings.normalizeBusId(busId);
         PciDevice d = pciDevice(id).orElseThrow(() -> new IllegalArgumentException("PCI device " + id
                 + " does not exist on " + source + "; its PCI devices: " + (pciDevices.isEmpty() ? "none"
                 : pciDevices.stream().map(PciDevice::toString).collect(Collectors.joining("; ")))));
@@ -377,34 +379,6 @@ public final class NumaTopology {
             }
         }
         return candidates.stream().map(Node::id).sorted().toList(); // no node reports memory at all
-    }
-
-    /**
-     * The node ids a target stands for on this topology.
-     *
-     * @param target the target
-     * @param cpu    the CPU the allocating thread runs on (used by {@link NumaTarget.Local})
-     * @return the node ids, ascending, at least one
-     * @throws NullPointerException     if {@code target} is null
-     * @throws IllegalArgumentException if a node or device does not exist; the message lists what
-     *                                  does
-     */
-    public List<Integer> resolve(NumaTarget target, int cpu) {
-        Objects.requireNonNull(target, "target");
-        return switch (target) {
-            case NumaTarget.Nodes n -> {
-                List<Integer> missing = n.ids().stream().filter(id -> !byId.containsKey(id)).toList();
-                if (!missing.isEmpty()) {
-                    throw new IllegalArgumentException("NUMA node" + (missing.size() > 1 ? "s " : " ")
-                            + compact(missing) + (missing.size() > 1 ? " do" : " does") + " not exist on " + source
-                            + "; its nodes: " + nodes.stream().map(Node::toString).collect(Collectors.joining(", ")));
-                }
-                yield n.ids();
-            }
-            case NumaTarget.Local l -> nodesOfCpu(cpu);
-            case NumaTarget.NearPciDevice p -> nodesNearPciDevice(p.busId());
-            case NumaTarget.AllNodes a -> nodes.stream().map(Node::id).toList();
-        };
     }
 
     /**
@@ -502,27 +476,12 @@ public final class NumaTopology {
     }
 
     static String nodeNames(List<Integer> ids) {
-        return (ids.size() == 1 ? "node " : "nodes ") + compact(ids);
+        return Spellings.nodeNames(ids);
     }
 
     /** {@code 0-3,8,10-11}. */
     static String compact(List<Integer> ids) {
-        if (ids.isEmpty()) {
-            return "none";
-        }
-        List<Integer> sorted = new ArrayList<>(new TreeSet<>(ids));
-        StringBuilder b = new StringBuilder();
-        int start = sorted.getFirst();
-        int prev = start;
-        for (int i = 1; i <= sorted.size(); i++) {
-            int cur = i < sorted.size() ? sorted.get(i) : Integer.MIN_VALUE;
-            if (cur != prev + 1) {
-                b.append(b.isEmpty() ? "" : ",").append(start).append(prev > start ? "-" + prev : "");
-                start = cur;
-            }
-            prev = cur;
-        }
-        return b.toString();
+        return Spellings.compact(ids);
     }
 
     static String bytes(long n) {

@@ -1,6 +1,7 @@
 /**
- * {@link io.datamem.impl.pool.PoolingAllocator}, a pool of size classes in front of any allocator
- * (handler name {@code pool(UPSTREAM)}).
+ * {@link io.datamem.impl.pool.PoolingAllocator}, what a pool of size classes in front of any
+ * allocator tells and does once built (handler name {@code pool(UPSTREAM)}, options
+ * {@code :max=SIZE,slab=SIZE,retain=SIZE}): its statistics, size classes, trim and close.
  *
  * <p>Null policy: no method accepts or returns null unless documented. Threading: the pool is
  * thread-safe.

@@ -1,9 +1,9 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.os.LinuxMemory;
-import io.datamem.impl.placement.HugePageAllocator;
-import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -55,18 +55,18 @@ public final class HugePagesProvider implements DataMemProvider {
 
     @Override
     public void validate(ProviderTerm term, ProviderContext context) {
-        HugePageAllocator.parse(term, context.handlerName());
+        HugePageAllocatorImpl.parse(term, context.handlerName());
     }
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        HugePageAllocator.Builder b = HugePageAllocator.parse(term, context.handlerName());
+        HugePageAllocatorImpl.Builder b = HugePageAllocatorImpl.parse(term, context.handlerName());
         String nested = term.nested();
         if (nested == null) {
             return b.build();
         }
         DataMemAllocator upstream = context.resolveAllocator(nested);
-        if (upstream instanceof NumaAllocator numa) {
+        if (upstream instanceof NumaAllocatorImpl numa) {
             // NUMA-bound huge pages: the same allocator as numa:...(hugepages...)
             return numa.toBuilder().upstream(b.build()).name(context.handlerName()).build();
         }

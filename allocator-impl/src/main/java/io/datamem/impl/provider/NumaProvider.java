@@ -1,9 +1,9 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.OptionalModules;
-import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -86,12 +86,12 @@ public final class NumaProvider implements DataMemProvider {
 
     @Override
     public void validate(ProviderTerm term, ProviderContext context) {
-        NumaAllocator.parse(term, context.handlerName());
+        NumaAllocatorImpl.parse(term, context.handlerName());
     }
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        NumaAllocator.Builder b = NumaAllocator.parse(term, context.handlerName());
+        NumaAllocatorImpl.Builder b = NumaAllocatorImpl.parse(term, context.handlerName());
         String nested = term.nested();
         if (nested != null) {
             b.upstream(context.resolveAllocator(nested));

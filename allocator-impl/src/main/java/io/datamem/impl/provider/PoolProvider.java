@@ -1,7 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.pool.PoolingAllocator;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -45,11 +45,11 @@ public final class PoolProvider implements DataMemProvider {
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        PoolingAllocator.Options options = options(term, context);
-        return PoolingAllocator.of(context.resolveAllocator(term.nested()), options);
+        PoolingAllocatorImpl.Options options = options(term, context);
+        return PoolingAllocatorImpl.of(context.resolveAllocator(term.nested()), options);
     }
 
-    private static PoolingAllocator.Options options(ProviderTerm term, ProviderContext context) {
-        return PoolingAllocator.Options.parse(term, context.handlerName());
+    private static PoolingAllocatorImpl.Options options(ProviderTerm term, ProviderContext context) {
+        return PoolingAllocatorImpl.Options.parse(term, context.handlerName());
     }
 }

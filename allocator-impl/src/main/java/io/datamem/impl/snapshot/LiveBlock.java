@@ -86,8 +86,8 @@ public record LiveBlock(long address, long byteSize, String thread, long threadI
 
     private static final List<String> LIBRARY_PREFIXES = List.of("java.", "jdk.", "sun.", "io.datamem.array.",
             "io.datamem.internal.", "io.datamem.buffer.", "io.datamem.dlpack.", "io.datamem.usm.",
-            "io.datamem.spi.", "io.datamem.impl.adaptor.", "io.datamem.impl.pool.", "io.datamem.impl.cpu.",
-            "io.datamem.impl.placement.", "io.datamem.impl.os.", "io.datamem.impl.ForwardingAllocator",
+            "io.datamem.spi.", "io.datamem.impl.adaptor.", "io.datamem.impl.pool.",
+            "io.datamem.impl.placement.", "io.datamem.impl.os.", "io.datamem.impl.internal.", "io.datamem.impl.ForwardingAllocator",
             "io.datamem.cuda.", "io.datamem.sycl.");
 
     private static boolean isLibraryFrame(String frame) {

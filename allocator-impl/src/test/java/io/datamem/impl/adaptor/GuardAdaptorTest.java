@@ -6,7 +6,7 @@ import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.Rss;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Test;
 

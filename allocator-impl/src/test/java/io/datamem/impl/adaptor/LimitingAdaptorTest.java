@@ -10,7 +10,7 @@ import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.junit.CheckedMemory;
 import org.junit.jupiter.api.Test;
 

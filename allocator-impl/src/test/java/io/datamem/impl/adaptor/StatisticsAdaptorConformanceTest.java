@@ -2,7 +2,7 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

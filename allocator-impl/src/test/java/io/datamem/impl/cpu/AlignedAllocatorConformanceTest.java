@@ -1,6 +1,7 @@
 package io.datamem.impl.cpu;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;

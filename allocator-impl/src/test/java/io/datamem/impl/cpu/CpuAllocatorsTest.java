@@ -6,6 +6,7 @@ import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;

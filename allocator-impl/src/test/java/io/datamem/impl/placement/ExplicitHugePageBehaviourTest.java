@@ -1,8 +1,10 @@
 package io.datamem.impl.placement;
 
 import io.datamem.DataMem;
-import io.datamem.impl.placement.HugePageAllocator.Fallback;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,11 +51,11 @@ class ExplicitHugePageBehaviourTest {
     @Test
     void blocksLiveOnHugetlbPagesUntilThePoolRunsOutThenFallBack() {
         long free = HugePages.pool(2 * MiB).orElseThrow().available();
-        HugePageAllocator a = HugePageAllocator.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.TRANSPARENT)
+        HugePageAllocatorImpl a = HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.TRANSPARENT)
                 .build();
         long size = 8 * MiB;
         MemorySegment p = a.malloc(size);
-        HugePageAllocator.Mapping m = a.mapping(p).orElseThrow();
+        HugePageAllocatorImpl.Mapping m = a.mapping(p).orElseThrow();
         assertEquals(PageKind.HUGETLB_2M, m.kind());
         assertEquals(0, p.address() % (2 * MiB));
         p.reinterpret(size).fill((byte) 1);
@@ -81,11 +83,11 @@ class ExplicitHugePageBehaviourTest {
         List<HugePages.Pool> onNode = HugePages.pools(node);
         Assumptions.assumeTrue(onNode.stream().anyMatch(p -> p.pageSize() == 2 * MiB && p.free() >= 4),
                 () -> "skipped: node " + node + " has fewer than 4 free 2 MiB pages: " + onNode);
-        NumaAllocator a = assertInstanceOf(NumaAllocator.class,
+        NumaAllocatorImpl a = assertInstanceOf(NumaAllocatorImpl.class,
                 DataMem.createHandler("numa:bind=" + node + "(hugepages:2m)").allocator());
         long size = 4 * MiB + 1;
         MemorySegment p = a.malloc(size);
-        HugePageAllocator.Mapping m = a.hugePages().orElseThrow().mapping(p).orElseThrow();
+        HugePageAllocatorImpl.Mapping m = a.hugePages().orElseThrow().mapping(p).orElseThrow();
         assertEquals(PageKind.HUGETLB_2M, m.kind());
         NumaPlacement placed = a.placement(p);
         assertEquals(3, placed.totalPages());

@@ -2,6 +2,7 @@ package io.datamem.impl.placement;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -60,7 +61,7 @@ abstract class ExplicitHugePagesConformance extends AllocatorConformanceTest {
 
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
-        HugePageAllocator a = (HugePageAllocator) allocator;
+        HugePageAllocatorImpl a = (HugePageAllocatorImpl) allocator;
         assertEquals(0, a.liveMappings(), "every mapping unmapped");
         assertEquals(0, a.fallbacks(), "no fallback with fallback=fail");
     }

@@ -7,8 +7,9 @@ import io.datamem.MemoryKind;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
-import io.datamem.impl.placement.HugePageAllocator.Fallback;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.internal.Libc;
 import io.datamem.testing.CountingAllocator;
@@ -48,12 +49,12 @@ class HugePageAllocatorTest {
 
     @Test
     void aTouchedTransparentBlockIsBackedByAnonHugePages() {
-        HugePageAllocator a = HugePageAllocator.transparent();
+        HugePageAllocatorImpl a = HugePageAllocatorImpl.transparent();
         long size = 8 * MiB;
         MemorySegment p = a.malloc(size);
         assertEquals(0, p.address() % THP, "aligned to the transparent huge page size");
-        HugePageAllocator.Mapping m = a.mapping(p).orElseThrow();
-        assertEquals(new HugePageAllocator.Mapping(p.address(), size, size, PageKind.TRANSPARENT, THP, false), m);
+        HugePageAllocatorImpl.Mapping m = a.mapping(p).orElseThrow();
+        assertEquals(new HugePageAllocatorImpl.Mapping(p.address(), size, size, PageKind.TRANSPARENT, THP, false), m);
         assertEquals(THP, a.traitsOf(p).pageSize());
         p.reinterpret(size).fill((byte) 0x5a);
         HugePages.Residency r = HugePages.residency(p).orElseThrow();
@@ -67,31 +68,31 @@ class HugePageAllocatorTest {
     @Test
     void requestsBelowTheThresholdGoUpstream() {
         CountingAllocator upstream = new CountingAllocator(DataMem.builtinDefault().allocator());
-        HugePageAllocator a = HugePageAllocator.builder().upstream(upstream).build();
-        MemorySegment small = a.malloc(HugePageAllocator.DEFAULT_THRESHOLD - 1);
-        MemorySegment big = a.malloc(HugePageAllocator.DEFAULT_THRESHOLD);
+        HugePageAllocatorImpl a = HugePageAllocatorImpl.builder().upstream(upstream).build();
+        MemorySegment small = a.malloc(HugePageAllocatorImpl.DEFAULT_THRESHOLD - 1);
+        MemorySegment big = a.malloc(HugePageAllocatorImpl.DEFAULT_THRESHOLD);
         assertTrue(a.mapping(small).isEmpty());
         assertEquals(DataMem.builtinDefault().allocator().traits(), a.traitsOf(small));
         assertTrue(a.mapping(big).isPresent());
         assertEquals(1, upstream.liveBlocks());
         assertEquals(16, a.traits().byteAlignment(), "small blocks carry the upstream's alignment");
         assertEquals(Libc.pageSize(), a.traits().pageSize());
-        a.free(small, HugePageAllocator.DEFAULT_THRESHOLD - 1);
-        a.free(big, HugePageAllocator.DEFAULT_THRESHOLD);
+        a.free(small, HugePageAllocatorImpl.DEFAULT_THRESHOLD - 1);
+        a.free(big, HugePageAllocatorImpl.DEFAULT_THRESHOLD);
         assertEquals(0, upstream.liveBlocks());
-        HugePageAllocator all = HugePageAllocator.builder().thresholdByteSize(0).build();
+        HugePageAllocatorImpl all = HugePageAllocatorImpl.builder().thresholdByteSize(0).build();
         assertEquals(THP, all.traits().byteAlignment(), "everything mapped: huge-page aligned");
         assertEquals(THP, all.traits().pageSize());
         MemorySegment zero = all.malloc(0);
         assertEquals(THP, all.mapping(zero).orElseThrow().mappedByteSize());
         all.free(zero, 0);
-        assertEquals(Libc.pageSize(), HugePageAllocator.builder().thresholdByteSize(0).fallback(Fallback.NORMAL)
+        assertEquals(Libc.pageSize(), HugePageAllocatorImpl.builder().thresholdByteSize(0).fallback(Fallback.NORMAL)
                 .build().traits().byteAlignment());
     }
 
     @Test
     void sizesAreRoundedToPagesButFreedWithTheCallersSize() {
-        HugePageAllocator a = HugePageAllocator.transparent();
+        HugePageAllocatorImpl a = HugePageAllocatorImpl.transparent();
         long size = 4 * MiB + 3;
         MemorySegment p = a.calloc(size, 1);
         assertEquals(6 * MiB, a.mapping(p).orElseThrow().mappedByteSize());
@@ -110,7 +111,7 @@ class HugePageAllocatorTest {
     @Test
     void reallocCrossesTheThresholdAndGrowsWithMremapKeepingData() {
         CountingAllocator upstream = new CountingAllocator(DataMem.builtinDefault().allocator());
-        HugePageAllocator a = HugePageAllocator.builder().upstream(upstream).build();
+        HugePageAllocatorImpl a = HugePageAllocatorImpl.builder().upstream(upstream).build();
         byte[] head = new byte[4096];
         new java.util.Random(5).nextBytes(head);
         MemorySegment p = a.malloc(1 * MiB);
@@ -143,11 +144,11 @@ class HugePageAllocatorTest {
         long size = (pool.available() + 2) * 2 * MiB;   // more than the pool can give now, above the threshold
         Assumptions.assumeTrue(size <= 256 * MiB, () -> "skipped: " + pool.available() + " free 2 MiB pages are "
                 + "reserved on this machine; the test needs the pool nearly empty to see a fallback");
-        HugePageAllocator normal = HugePageAllocator.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.NORMAL)
+        HugePageAllocatorImpl normal = HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.NORMAL)
                 .build();
         assertEquals(List.of(PageKind.HUGETLB_2M, PageKind.NORMAL), normal.pageKinds());
         MemorySegment p = normal.malloc(size);
-        HugePageAllocator.Mapping m = normal.mapping(p).orElseThrow();
+        HugePageAllocatorImpl.Mapping m = normal.mapping(p).orElseThrow();
         assertEquals(PageKind.NORMAL, m.kind());
         assertTrue(m.fallback());
         assertEquals(Libc.pageSize(), normal.traitsOf(p).pageSize(), "the traits say what the block got");
@@ -156,7 +157,7 @@ class HugePageAllocatorTest {
         assertEquals(0, normal.mappingCount(PageKind.HUGETLB_2M));
         normal.free(p, size);
 
-        HugePageAllocator thp = HugePageAllocator.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.TRANSPARENT)
+        HugePageAllocatorImpl thp = HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.TRANSPARENT)
                 .build();
         MemorySegment q = thp.malloc(size);
         assertEquals(PageKind.TRANSPARENT, thp.mapping(q).orElseThrow().kind());
@@ -166,10 +167,10 @@ class HugePageAllocatorTest {
         if (pool.total() == 0 && pool.available() == 0) {
             // nothing reserved: without a fallback every mapping would fail, so the allocator is refused
             IllegalStateException e = assertThrows(IllegalStateException.class,
-                    () -> HugePageAllocator.builder().pages(PageKind.HUGETLB_2M).build());
+                    () -> HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).build());
             assertTrue(e.getMessage().contains("no 2 MiB huge pages are reserved"), e.getMessage());
         } else {
-            HugePageAllocator fail = HugePageAllocator.builder().pages(PageKind.HUGETLB_2M).build();
+            HugePageAllocatorImpl fail = HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).build();
             assertEquals(0, fail.malloc(size).address(), "no fallback: NULL");
             assertEquals(0, fail.fallbacks());
             assertEquals(0, fail.liveMappings());
@@ -193,27 +194,27 @@ class HugePageAllocatorTest {
 
     @Test
     void handlerNamesParseTheirOptionsAndUpstream() {
-        HugePageAllocator plain = assertInstanceOf(HugePageAllocator.class, DataMem.createHandler("hugepages")
+        HugePageAllocatorImpl plain = assertInstanceOf(HugePageAllocatorImpl.class, DataMem.createHandler("hugepages")
                 .allocator());
         assertEquals(PageKind.TRANSPARENT, plain.pages());
         assertEquals(Fallback.FAIL, plain.fallback());
         assertEquals(4 * MiB, plain.thresholdByteSize());
         assertEquals(DataMem.builtinDefault().allocator(), plain.upstream());
         Assumptions.assumeTrue(HugePages.pool(2 * MiB).isPresent(), "skipped: no 2 MiB explicit huge pages here");
-        HugePageAllocator opts = (HugePageAllocator) DataMem.createHandler(
+        HugePageAllocatorImpl opts = (HugePageAllocatorImpl) DataMem.createHandler(
                 "hugepages:2m,fallback=thp,threshold=8m(aligned64)").allocator();
         assertEquals(PageKind.HUGETLB_2M, opts.pages());
         assertEquals(Fallback.TRANSPARENT, opts.fallback());
         assertEquals(8 * MiB, opts.thresholdByteSize());
         assertEquals(64, assertInstanceOf(AlignedAllocator.class, opts.upstream()).byteAlignment());
         assertEquals(64, opts.traits().byteAlignment());
-        assertEquals(Fallback.NORMAL, ((HugePageAllocator) DataMem.createHandler("hugepages:thp,fallback=normal")
+        assertEquals(Fallback.NORMAL, ((HugePageAllocatorImpl) DataMem.createHandler("hugepages:thp,fallback=normal")
                 .allocator()).fallback());
-        assertEquals(0, ((HugePageAllocator) DataMem.createHandler("hugepages:threshold=0").allocator())
+        assertEquals(0, ((HugePageAllocatorImpl) DataMem.createHandler("hugepages:threshold=0").allocator())
                 .thresholdByteSize());
         StatisticsAdaptor s = assertInstanceOf(StatisticsAdaptor.class,
                 DataMem.createHandler("hugepages:2m,fallback=normal+stats").allocator());
-        assertInstanceOf(HugePageAllocator.class, s.upstream());
+        assertInstanceOf(HugePageAllocatorImpl.class, s.upstream());
         for (String[] c : new String[][] {{"hugepages:3m", "unknown option '3m'"},
                 {"hugepages:fallback=maybe", "fallback=maybe (expected: fail, thp or normal)"},
                 {"hugepages:threshold=lots", "threshold: 'lots' (expected: bytes, optionally with k, m, g or t, powers of 1024)"},
@@ -227,12 +228,12 @@ class HugePageAllocatorTest {
 
     @Test
     void builderRejectsWhatCannotWork() {
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocator.builder()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocatorImpl.builder()
                 .pages(PageKind.NORMAL)).getMessage().contains("normal pages are a fallback"));
         assertEquals("thresholdByteSize: -1 (expected: >= 0 and <= 144115188075855872, the 2^57-byte address-space "
                 + "limit)", assertThrows(IllegalArgumentException.class,
-                () -> HugePageAllocator.builder().thresholdByteSize(-1)).getMessage());
-        assertThrows(NullPointerException.class, () -> HugePageAllocator.builder().upstream(null));
+                () -> HugePageAllocatorImpl.builder().thresholdByteSize(-1)).getMessage());
+        assertThrows(NullPointerException.class, () -> HugePageAllocatorImpl.builder().upstream(null));
         assertFalse(PageKind.TRANSPARENT.explicit());
         assertTrue(PageKind.HUGETLB_1G.explicit());
         assertEquals(1L << 30, PageKind.HUGETLB_1G.pageSize());

@@ -8,7 +8,10 @@ import io.datamem.MemoryKind;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaTarget;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Assumptions;
@@ -43,7 +46,7 @@ class NumaAllocatorTest {
     @Test
     void bindsToEveryNodeAndVerifiesThePlacementAfterTheFirstTouch() {
         for (NumaTopology.Node node : nodesWithMemory()) {
-            NumaAllocator a = NumaAllocator.bind(node.id());
+            NumaAllocatorImpl a = NumaAllocatorImpl.bind(node.id());
             long size = 4L << 20;
             MemorySegment p = a.malloc(size);
             assertNotEquals(0, p.address());
@@ -64,7 +67,7 @@ class NumaAllocatorTest {
     @Test
     void populatedStrictBlocksAreVerifiedAtAllocation() {
         for (NumaTopology.Node node : nodesWithMemory()) {
-            NumaAllocator a = NumaAllocator.builder().target(NumaTarget.nodes(node.id())).strict(true).populate(true)
+            NumaAllocatorImpl a = NumaAllocatorImpl.builder().target(NumaTarget.nodes(node.id())).strict(true).populate(true)
                     .build();
             MemorySegment p = a.calloc(1 << 20, 1);
             assertEquals(1, a.verifiedBlocks());
@@ -81,7 +84,7 @@ class NumaAllocatorTest {
 
     @Test
     void interleaveSpreadsPagesOverEveryNode() {
-        NumaAllocator a = NumaAllocator.builder().policy(NumaPolicy.INTERLEAVE).target(NumaTarget.allNodes()).build();
+        NumaAllocatorImpl a = NumaAllocatorImpl.builder().policy(NumaPolicy.INTERLEAVE).target(NumaTarget.allNodes()).build();
         List<Integer> all = NumaTopology.current().nodes().stream().map(NumaTopology.Node::id).toList();
         assertEquals(all, a.nodes());
         long size = 64 * PAGE * all.size();
@@ -99,22 +102,22 @@ class NumaAllocatorTest {
     @Test
     void localPreferredFirstTouchAndPciTargetsPlaceWhereTheySay() {
         NumaTopology t = NumaTopology.current();
-        NumaAllocator local = NumaAllocator.local();
+        NumaAllocatorImpl local = NumaAllocatorImpl.local();
         assertEquals(t.nodesOfCpu(LinuxMemory.currentCpu()).size(), local.nodes().size());
         check(local);
         int first = nodesWithMemory().getFirst().id();
-        check(NumaAllocator.builder().policy(NumaPolicy.PREFERRED).target(NumaTarget.nodes(first)).build());
-        NumaAllocator firstTouch = NumaAllocator.builder().policy(NumaPolicy.FIRST_TOUCH).build();
+        check(NumaAllocatorImpl.builder().policy(NumaPolicy.PREFERRED).target(NumaTarget.nodes(first)).build());
+        NumaAllocatorImpl firstTouch = NumaAllocatorImpl.builder().policy(NumaPolicy.FIRST_TOUCH).build();
         assertEquals(NumaTarget.allNodes(), firstTouch.target());
         check(firstTouch);
         for (NumaTopology.PciDevice d : t.pciDevices()) {
-            NumaAllocator near = (NumaAllocator) DataMem.createHandler("numa:bind=pci:" + d.busId()).allocator();
+            NumaAllocatorImpl near = (NumaAllocatorImpl) DataMem.createHandler("numa:bind=pci:" + d.busId()).allocator();
             assertEquals(t.nodesNearPciDevice(d.busId()), near.nodes());
             check(near);
         }
     }
 
-    private static void check(NumaAllocator a) {
+    private static void check(NumaAllocatorImpl a) {
         long size = 256 * PAGE;
         MemorySegment p = a.malloc(size);
         p.reinterpret(size).fill((byte) 3);
@@ -126,28 +129,28 @@ class NumaAllocatorTest {
 
     @Test
     void unknownNodesUnsupportedPoliciesAndContradictionsAreClearErrors() {
-        String unknown = assertThrows(IllegalArgumentException.class, () -> NumaAllocator.bind(4095)).getMessage();
+        String unknown = assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.bind(4095)).getMessage();
         assertTrue(unknown.contains("NUMA node 4095 does not exist on this machine; its nodes: node "), unknown);
         UnsupportedOperationException next = assertThrows(UnsupportedOperationException.class,
-                () -> NumaAllocator.builder().policy(NumaPolicy.NEXT_TOUCH).target(NumaTarget.allNodes()).build());
+                () -> NumaAllocatorImpl.builder().policy(NumaPolicy.NEXT_TOUCH).target(NumaTarget.allNodes()).build());
         Assumptions.assumeFalse(NumaTopology.current().supportedPolicies().contains(NumaPolicy.NEXT_TOUCH));
         assertTrue(next.getMessage().startsWith("NUMA policy nexttouch is not supported here (hwloc has no next-touch "
                 + "binding on Linux, whose kernel has no such policy); supported: bind, preferred, interleave, "
                 + "firsttouch; this machine: node "), next.getMessage());
         assertEquals("strict: true for preferred (expected: false; a strict preference is bind)",
-                assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder()
+                assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.builder()
                         .policy(NumaPolicy.PREFERRED).target(NumaTarget.nodes(0)).strict(true).build()).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.builder()
                 .policy(NumaPolicy.FIRST_TOUCH).target(NumaTarget.nodes(0)).build()).getMessage()
                 .contains("first-touch puts each page on the node of the CPU that touches it first"));
         String pci = assertThrows(IllegalArgumentException.class,
                 () -> DataMem.createHandler("numa:bind=pci:00ff:ff:1f.7")).getMessage();
         assertTrue(pci.contains("PCI device 00ff:ff:1f.7 does not exist on this machine; its PCI devices: "), pci);
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.builder()
                 .upstream(AlignedAllocator.of(64))).getMessage().contains("guarantees 64-byte alignment"));
-        assertThrows(IllegalArgumentException.class, () -> NumaAllocator.builder().upstream(NumaAllocator.local()));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocator.builder()
-                .upstream(NumaAllocator.local())).getMessage().contains("NumaAllocator.builder().upstream"));
+        assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.builder().upstream(NumaAllocatorImpl.local()));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocatorImpl.builder()
+                .upstream(NumaAllocatorImpl.local())).getMessage().contains("NumaAllocator.builder().upstream"));
     }
 
     @Test
@@ -160,12 +163,12 @@ class NumaAllocatorTest {
             String m = assertThrows(IllegalArgumentException.class, () -> DataMem.createHandler(c[0])).getMessage();
             assertTrue(m.contains(c[1]) && m.contains("handler name '" + c[0] + "'"), m);
         }
-        NumaAllocator a = (NumaAllocator) DataMem.createHandler("numa:interleave=0,0,strict,populate").allocator();
+        NumaAllocatorImpl a = (NumaAllocatorImpl) DataMem.createHandler("numa:interleave=0,0,strict,populate").allocator();
         assertEquals(NumaPolicy.INTERLEAVE, a.policy());
         assertEquals(NumaTarget.nodes(0), a.target());
         assertTrue(a.strict() && a.populate());
         assertEquals("NumaAllocator[numa:interleave=0,0,strict,populate]", a.toString());
-        assertEquals("numa:firsttouch", NumaAllocator.builder().policy(NumaPolicy.FIRST_TOUCH).build().toString()
+        assertEquals("numa:firsttouch", NumaAllocatorImpl.builder().policy(NumaPolicy.FIRST_TOUCH).build().toString()
                 .replaceAll("NumaAllocator\\[(.*)]", "$1"));
     }
 
@@ -176,13 +179,13 @@ class NumaAllocatorTest {
         int node = nodesWithMemory().getFirst().id();
         for (String name : List.of("numa:bind=" + node + ",populate(hugepages)", "hugepages(numa:bind=" + node
                 + ",populate)")) {
-            NumaAllocator a = assertInstanceOf(NumaAllocator.class, DataMem.createHandler(name).allocator(), name);
-            HugePageAllocator hp = a.hugePages().orElseThrow();
+            NumaAllocatorImpl a = assertInstanceOf(NumaAllocatorImpl.class, DataMem.createHandler(name).allocator(), name);
+            HugePageAllocatorImpl hp = a.hugePages().orElseThrow();
             long size = 8L << 20;
             MemorySegment p = a.malloc(size);
-            HugePageAllocator.Mapping m = hp.mapping(p).orElseThrow();
-            assertEquals(HugePageAllocator.PageKind.TRANSPARENT, m.kind());
-            assertEquals(HugePageAllocator.PageKind.TRANSPARENT.pageSize(), a.traitsOf(p).pageSize());
+            HugePageAllocatorImpl.Mapping m = hp.mapping(p).orElseThrow();
+            assertEquals(HugePageAllocatorImpl.PageKind.TRANSPARENT, m.kind());
+            assertEquals(HugePageAllocatorImpl.PageKind.TRANSPARENT.pageSize(), a.traitsOf(p).pageSize());
             assertEquals(0, p.address() % m.pageSize());
             NumaPlacement placed = a.placement(p);
             assertEquals(size / m.pageSize(), placed.residentPages(), placed.toString());
@@ -204,7 +207,7 @@ class NumaAllocatorTest {
     @Test
     void composesWithAdaptorsBothWays() {
         DataMemHandler over = DataMem.createHandler("numa:local(aligned:4096+stats)");
-        NumaAllocator a = assertInstanceOf(NumaAllocator.class, over.allocator());
+        NumaAllocatorImpl a = assertInstanceOf(NumaAllocatorImpl.class, over.allocator());
         StatisticsAdaptor stats = assertInstanceOf(StatisticsAdaptor.class, a.upstream().orElseThrow());
         MemorySegment p = a.malloc(10_000);
         assertEquals(3 * PAGE, stats.figures().currentBytes(), "whole pages taken from the upstream");
@@ -214,7 +217,7 @@ class NumaAllocatorTest {
         assertEquals(0, stats.figures().currentBytes());
         DataMemHandler under = DataMem.createHandler("numa:local+stats");
         StatisticsAdaptor s = assertInstanceOf(StatisticsAdaptor.class, under.allocator());
-        assertInstanceOf(NumaAllocator.class, s.upstream());
+        assertInstanceOf(NumaAllocatorImpl.class, s.upstream());
         assertEquals(PAGE, under.traits().byteAlignment());
     }
 
@@ -231,13 +234,13 @@ class NumaAllocatorTest {
             assertEquals(2.0, x.getDouble(511, 511));
             x.resize(1024, 512);
             assertEquals(2.0, x.getDouble(511, 511));
-            assertTrue(((NumaAllocator) h.allocator()).placement(MemorySegment.ofAddress(x.address())).matches());
+            assertTrue(((NumaAllocatorImpl) h.allocator()).placement(MemorySegment.ofAddress(x.address())).matches());
         }
     }
 
     @Test
     void freeingWithTheWrongSizeTwiceOrSomethingElseIsRejected() {
-        DataMemAllocator a = NumaAllocator.local();
+        DataMemAllocator a = NumaAllocatorImpl.local();
         MemorySegment p = a.malloc(5000);
         assertEquals("byteSize: 4096 (expected: 5000, the size of the block at 0x" + Long.toHexString(p.address())
                 + ")", assertThrows(IllegalArgumentException.class, () -> a.free(p, 4096)).getMessage());
@@ -245,6 +248,6 @@ class NumaAllocatorTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> a.free(p, 5000)).getMessage()
                 .contains("is not a live block"));
         assertThrows(IllegalArgumentException.class, () -> a.realloc(p, 5000, 10));
-        assertThrows(IllegalArgumentException.class, () -> ((NumaAllocator) a).placement(p));
+        assertThrows(IllegalArgumentException.class, () -> ((NumaAllocatorImpl) a).placement(p));
     }
 }

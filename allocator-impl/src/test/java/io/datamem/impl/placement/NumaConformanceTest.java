@@ -2,6 +2,7 @@ package io.datamem.impl.placement;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.testing.AllocatorConformanceTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -51,7 +52,7 @@ class NumaConformanceTest extends AllocatorConformanceTest {
 
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
-        if (allocator instanceof NumaAllocator numa) {
+        if (allocator instanceof NumaAllocatorImpl numa) {
             assertEquals(0, numa.placementMismatches(), "no block was placed off its nodes");
             numa.hugePages().ifPresent(hp -> assertEquals(0, hp.liveMappings(), "every huge-page mapping unmapped"));
         }

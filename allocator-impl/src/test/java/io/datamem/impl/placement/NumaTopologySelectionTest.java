@@ -1,5 +1,7 @@
 package io.datamem.impl.placement;
 
+import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaTarget;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -47,18 +49,18 @@ class NumaTopologySelectionTest {
     @Test
     void interleaveSetsAndRangesResolveToExistingNodes() {
         NumaTopology t = NumaTopology.synthetic("pack:2 numa:2 core:2 pu:1");
-        assertEquals(List.of(0, 1, 2, 3), t.resolve(NumaTarget.allNodes(), -1));
-        assertEquals(List.of(0, 2), t.resolve(NumaTarget.parse("2,0"), -1));
-        assertEquals(List.of(1, 2, 3), t.resolve(NumaTarget.parse("1-3"), -1));
-        assertEquals(List.of(0, 1, 3), t.resolve(NumaTarget.parse("0-1,3,3"), -1));
-        assertEquals(List.of(2), t.resolve(NumaTarget.local(), 4));
+        assertEquals(List.of(0, 1, 2, 3), NumaTarget.resolve(t, NumaTarget.allNodes(), -1));
+        assertEquals(List.of(0, 2), NumaTarget.resolve(t, NumaTarget.parse("2,0"), -1));
+        assertEquals(List.of(1, 2, 3), NumaTarget.resolve(t, NumaTarget.parse("1-3"), -1));
+        assertEquals(List.of(0, 1, 3), NumaTarget.resolve(t, NumaTarget.parse("0-1,3,3"), -1));
+        assertEquals(List.of(2), NumaTarget.resolve(t, NumaTarget.local(), 4));
     }
 
     @Test
     void unknownNodesAndCpusAreErrorsListingWhatExists() {
         NumaTopology t = NumaTopology.synthetic("pack:2 numa:1 core:2 pu:1");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> t.resolve(NumaTarget.nodes(1, 5, 7), -1));
+                () -> NumaTarget.resolve(t, NumaTarget.nodes(1, 5, 7), -1));
         assertTrue(e.getMessage().startsWith("NUMA nodes 5,7 do not exist on synthetic 'pack:2 numa:1 core:2 pu:1'; "
                 + "its nodes: node 0 (1.0 GiB, CPUs 0-1), node 1 (1.0 GiB, CPUs 2-3)"), e.getMessage());
         assertTrue(assertThrows(IllegalArgumentException.class, () -> t.node(9)).getMessage()
@@ -66,7 +68,7 @@ class NumaTopologySelectionTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> t.nodesOfCpu(64)).getMessage()
                 .contains("CPU 64 is not local to any NUMA node"));
         String pci = assertThrows(IllegalArgumentException.class,
-                () -> t.resolve(NumaTarget.nearPciDevice("3b:00.0"), -1)).getMessage();
+                () -> NumaTarget.resolve(t, NumaTarget.nearPciDevice("3b:00.0"), -1)).getMessage();
         assertTrue(pci.contains("PCI device 0000:3b:00.0 does not exist") && pci.contains("its PCI devices: none"), pci);
     }
 
@@ -93,7 +95,7 @@ class NumaTopologySelectionTest {
         assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), t.node(4).cpus(), "the CXL node is local to every CPU");
         assertEquals(List.of(0), t.nodesOfCpu(0), "the sub-NUMA cluster's node, not the machine-wide CXL memory");
         assertEquals(List.of(1), t.nodesOfCpu(3));
-        assertEquals(List.of(2), t.resolve(NumaTarget.local(), 4));
+        assertEquals(List.of(2), NumaTarget.resolve(t, NumaTarget.local(), 4));
         assertEquals(0, t.node(3).memoryByteSize());
         assertEquals(List.of(2), t.nodesOfCpu(6), "memoryless node 3: its nearest node with memory by distance");
     }
@@ -110,7 +112,7 @@ class NumaTopologySelectionTest {
         assertEquals(List.of("cuda0"), gpu.osDevices());
         assertEquals(List.of(2), gpu.localNodes());
         assertTrue(gpu.attachedTo().startsWith("Group"), gpu.attachedTo());
-        assertEquals(List.of(2), t.resolve(NumaTarget.nearPciDevice("0000:3b:00.0"), -1));
+        assertEquals(List.of(2), NumaTarget.resolve(t, NumaTarget.nearPciDevice("0000:3b:00.0"), -1));
         NumaTopology.PciDevice nic = t.pciDevice("0000:18:00.0").orElseThrow();
         assertEquals(List.of("eth1", "mlx5_0"), nic.osDevices());
         assertEquals("Package 0", nic.attachedTo());
@@ -154,9 +156,9 @@ class NumaTopologySelectionTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaTarget.nearPciDevice("3b:00"))
                 .getMessage().contains("expected: DOMAIN:BUS:DEVICE.FUNCTION"));
         assertThrows(IllegalArgumentException.class, () -> NumaTarget.nearPciDevice("3b:20.0"));
-        assertEquals(NumaPolicy.FIRST_TOUCH, NumaPolicy.ofSpec("first-touch"));
-        assertEquals(NumaPolicy.INTERLEAVE, NumaPolicy.ofSpec("Interleave"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaPolicy.ofSpec("spread")).getMessage()
+        assertEquals(NumaPolicy.FIRST_TOUCH, NumaAllocatorImpl.policyOfSpec("first-touch"));
+        assertEquals(NumaPolicy.INTERLEAVE, NumaAllocatorImpl.policyOfSpec("Interleave"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.policyOfSpec("spread")).getMessage()
                 .contains("expected: bind, preferred, interleave, firsttouch or nexttouch"));
     }
 

@@ -2,6 +2,7 @@ package io.datamem.impl.pool;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.AllocatorConformanceTest;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -29,10 +30,10 @@ class PoolingAllocatorConformanceTest extends AllocatorConformanceTest {
         boolean small = upstreamName.endsWith(":small-limits");
         String name = small ? upstreamName.substring(0, upstreamName.indexOf(':')) : upstreamName;
         counting = new CountingAllocator(DataMem.createHandler(name).allocator());
-        PoolingAllocator.Options options = small
-                ? new PoolingAllocator.Options(4096, 8192, 0)
-                : PoolingAllocator.Options.DEFAULTS;
-        return PoolingAllocator.of(counting, options);
+        PoolingAllocatorImpl.Options options = small
+                ? new PoolingAllocatorImpl.Options(4096, 8192, 0)
+                : PoolingAllocatorImpl.Options.DEFAULTS;
+        return PoolingAllocatorImpl.of(counting, options);
     }
 
     @Override

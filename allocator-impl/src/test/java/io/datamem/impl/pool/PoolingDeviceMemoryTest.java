@@ -6,7 +6,8 @@ import io.datamem.DeviceType;
 import io.datamem.MemoryKind;
 import io.datamem.MemoryTraits;
 import io.datamem.DeviceInterchange;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.FakeDeviceAllocator;
 import io.datamem.testing.WithTraits;
@@ -48,7 +49,7 @@ class PoolingDeviceMemoryTest {
     @Test
     void reallocAcrossSizeClassesCopiesOnTheDevice() {
         FakeDeviceAllocator device = FakeDeviceAllocator.cudaDevice(host);
-        PoolingAllocator pool = PoolingAllocator.of(device);
+        PoolingAllocator pool = PoolingAllocatorImpl.of(device);
         MemorySegment p = pool.malloc(1000);
         fill(p, 1000, (byte) 3);
         MemorySegment same = pool.realloc(p, 1000, 1010);
@@ -70,7 +71,7 @@ class PoolingDeviceMemoryTest {
     @Test
     void withoutADeviceCopyTheReallocIsRefusedAndNothingLeaks() {
         DataMemAllocator noHook = deviceTraits(host, null);
-        PoolingAllocator pool = PoolingAllocator.of(noHook);
+        PoolingAllocator pool = PoolingAllocatorImpl.of(noHook);
         MemorySegment p = pool.malloc(100);
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
                 () -> pool.realloc(p, 100, 50_000));
@@ -78,7 +79,7 @@ class PoolingDeviceMemoryTest {
         pool.free(p, 100);
 
         DataMemAllocator noCopy = deviceTraits(host, new NoCopyInterchange());
-        PoolingAllocator pool2 = PoolingAllocator.of(noCopy);
+        PoolingAllocator pool2 = PoolingAllocatorImpl.of(noCopy);
         MemorySegment q = pool2.malloc(100);
         PoolingAllocator.Statistics before = pool2.statistics();
         UnsupportedOperationException e2 = assertThrows(UnsupportedOperationException.class,

@@ -2,7 +2,8 @@ package io.datamem.impl.pool;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -29,7 +30,7 @@ class PoolingSmallClassesTest {
     @Test
     void smallBlocksOverAHugeAlignmentShareOneUpstreamAllocation() {
         CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(TWO_MIB));
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocator pool = PoolingAllocatorImpl.of(counting);
         assertEquals(16, pool.classByteSizes()[0], "the smallest class is 16 bytes");
         MemorySegment first = pool.malloc(64);
         assertTrue(pool.statistics().upstreamByteSize() <= TWO_MIB,
@@ -67,7 +68,7 @@ class PoolingSmallClassesTest {
     @ValueSource(longs = {8, 16, 64, 4096, 2L << 20})
     void everyBlockHasTheAlignmentThePoolPromises(long upstreamAlignment) {
         CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(upstreamAlignment));
-        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
                 .withMaxPooledByteSize(8L << 20));
         long a = counting.traits().byteAlignment();
         assertEquals(Math.min(a, 16), pool.traits().byteAlignment(), "what every block gets");

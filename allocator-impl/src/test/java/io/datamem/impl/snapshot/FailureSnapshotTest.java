@@ -7,6 +7,7 @@ import io.datamem.LimitExceededException;
 import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
+import io.datamem.impl.internal.snapshot.FailureSnapshots;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,6 +1,5 @@
 package io.datamem.impl.snapshot;
 
-import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -8,9 +7,12 @@ import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
+import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
+import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
-import io.datamem.impl.placement.HugePageAllocator.Fallback;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.impl.pool.PoolingAllocator;
 import org.junit.jupiter.api.Test;
@@ -78,8 +80,8 @@ class MemorySnapshotTest {
 
     @Test
     void aPoolReportsEachClassRunAndSlabWithItsFreeBlocksAndLargestFreeRun() {
-        PoolingAllocator pool = PoolingAllocator.of(AlignedAllocator.of(64),
-                PoolingAllocator.Options.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
+        PoolingAllocator pool = PoolingAllocatorImpl.of(AlignedAllocator.of(64),
+                PoolingAllocatorImpl.Options.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
             blocks.add(pool.malloc(64));   // one slab of 64 blocks, alone in its run of 4096 bytes
@@ -132,9 +134,9 @@ class MemorySnapshotTest {
 
     @Test
     void trackedBlocksGetThePagesOfTheMappingTheyLieIn() {
-        HugePageAllocator pages = HugePageAllocator.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
+        HugePageAllocator pages = HugePageAllocatorImpl.builder().pages(PageKind.TRANSPARENT).fallback(Fallback.NORMAL)
                 .thresholdByteSize(0).build();
-        DataMemHandler h = AllocatorStack.on(PoolingAllocator.of(pages))
+        DataMemHandler h = AllocatorStack.on(PoolingAllocatorImpl.of(pages))
                 .with("tracking=off")
                 .handler("pool(hugepages:thp,threshold=0)+tracking=off");
         MemorySegment a = h.allocator().malloc(1000);

@@ -4,7 +4,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import org.junit.jupiter.api.Test;
 
 import javax.management.MBeanServer;

@@ -6,7 +6,6 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

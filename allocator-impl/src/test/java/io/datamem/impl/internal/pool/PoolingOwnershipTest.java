@@ -1,6 +1,6 @@
-package io.datamem.impl.pool;
+package io.datamem.impl.internal.pool;
 
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
 
@@ -30,9 +30,9 @@ class PoolingOwnershipTest {
 
     @Test
     void theOwnersMallocAndFreeLeaveTheRemoteBitmapAlone() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
         assertSame(Thread.currentThread(), s.owner.thread, "the allocating thread's heap owns the slab");
         for (int i = 0; i < 1000; i++) {
             pool.free(p, 64);
@@ -48,9 +48,9 @@ class PoolingOwnershipTest {
 
     @Test
     void aFreeFromAnotherThreadIsRemoteUntilTheOwnerCollectsIt() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
         int block = s.index(p.address());
         runOnAnotherThread(() -> pool.free(p, 64));
         assertEquals(1L << block, s.remote, "set in the remote bitmap");
@@ -73,7 +73,7 @@ class PoolingOwnershipTest {
         assertTrue(seen.contains(p.address()), "the block freed remotely was collected and reused");
         assertEquals(0, s.remote);
         live.forEach(q -> pool.free(q, 64));
-        PoolingAllocator.Statistics st = pool.statistics();
+        PoolingAllocatorImpl.Statistics st = pool.statistics();
         assertEquals(st.allocations(), st.frees());
         assertEquals(0, st.racingDoubleFrees());
         pool.close();
@@ -82,7 +82,7 @@ class PoolingOwnershipTest {
 
     @Test
     void theOwnerFreeingFirstMakesAnotherThreadsFreeADoubleFree() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(256);
         MemorySegment keep = pool.malloc(256);
         pool.free(p, 256);
@@ -103,7 +103,7 @@ class PoolingOwnershipTest {
      */
     @Test
     void racingDoubleFreesAreCaughtAtOnceOrWhenCollected() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         int rounds = 5_000;
         CyclicBarrier barrier = new CyclicBarrier(2);
         AtomicReference<MemorySegment> block = new AtomicReference<>();
@@ -149,7 +149,7 @@ class PoolingOwnershipTest {
         }
         held.forEach(q -> pool.free(q, 64));
         pool.trim();
-        PoolingAllocator.Statistics s = pool.statistics();
+        PoolingAllocatorImpl.Statistics s = pool.statistics();
         assertEquals(rounds, refused.get() + s.racingDoubleFrees(), "one of each pair of frees was refused or"
                 + " found when collected (refused " + refused.get() + ", found " + s.racingDoubleFrees() + ")");
         assertEquals(0, s.inUseByteSize());
@@ -165,13 +165,13 @@ class PoolingOwnershipTest {
      */
     @Test
     void aDoubleFreeBothThreadsGotPastIsFoundWhenCollected() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocator.Slab s = pool.slabOf(p.address());
+        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
         long bit = 1L << s.index(p.address());
         pool.free(p, 64);
         s.remote |= bit;                                 // the other thread's free, past its check
-        PoolingAllocator.push(s.owner, s);
+        PoolingAllocatorImpl.push(s.owner, s);
         MemorySegment q = pool.malloc(64);
         assertTrue(q.address() != p.address(), "a block in both bitmaps is not handed out by the fast path");
         List<MemorySegment> held = new ArrayList<>(List.of(q));
@@ -195,7 +195,7 @@ class PoolingOwnershipTest {
      */
     @Test
     void theHeapsOfEndedThreadsAreCollectedAsThePoolGrows() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         for (int t = 0; t < 400; t++) {
             List<MemorySegment> blocks = new ArrayList<>();
             runOnAnotherThread(() -> {
@@ -208,7 +208,7 @@ class PoolingOwnershipTest {
         long upstream = pool.statistics().upstreamByteSize();
         assertTrue(upstream <= 1 << 20, "400 threads of 100 blocks of 64 bytes, all freed, hold " + upstream
                 + " bytes upstream");
-        PoolingAllocator.Statistics s = pool.statistics();
+        PoolingAllocatorImpl.Statistics s = pool.statistics();
         assertEquals(40_000, s.allocations());
         assertEquals(40_000, s.frees());
         pool.trim();

@@ -1,4 +1,8 @@
-package io.datamem.impl.placement;
+package io.datamem.impl.internal.placement;
+
+import io.datamem.impl.os.Spellings;
+import io.datamem.impl.placement.NumaAllocator;
+import io.datamem.impl.placement.NumaTopology;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +15,7 @@ import java.util.stream.Collectors;
 
 /**
  * Which NUMA nodes a {@link NumaAllocator} places memory on. A target is resolved against a
- * {@link NumaTopology} ({@link NumaTopology#resolve}): explicit node ids are checked to exist, the
+ * {@link NumaTopology} ({@link #resolve}): explicit node ids are checked to exist, the
  * nodes local to the calling thread are found per allocation, the nodes near a PCI device once.
  */
 public sealed interface NumaTarget {
@@ -80,7 +84,7 @@ public sealed interface NumaTarget {
          * @throws IllegalArgumentException if it is not a PCI bus id
          */
         public NearPciDevice {
-            busId = normalizeBusId(busId);
+            busId = Spellings.normalizeBusId(busId);
         }
 
         @Override
@@ -194,23 +198,34 @@ public sealed interface NumaTarget {
         return new Nodes(ids);
     }
 
-    /** Normalises a PCI bus id to {@code dddd:bb:dd.f}, lower case. */
-    private static String normalizeBusId(String busId) {
-        Objects.requireNonNull(busId, "busId");
-        Matcher m = Pattern.compile("(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])")
-                .matcher(busId.strip());
-        if (!m.matches()) {
-            throw new IllegalArgumentException("PCI bus id: '" + busId
-                    + "' (expected: DOMAIN:BUS:DEVICE.FUNCTION in hexadecimal, as lspci -D prints it, e.g. 0000:3b:00.0)");
-        }
-        int domain = m.group(1) == null ? 0 : Integer.parseUnsignedInt(m.group(1), 16);
-        int bus = Integer.parseInt(m.group(2), 16);
-        int dev = Integer.parseInt(m.group(3), 16);
-        int fn = Integer.parseInt(m.group(4), 16);
-        if (dev > 0x1f) {
-            throw new IllegalArgumentException("PCI bus id: '" + busId + "': device " + m.group(3)
-                    + " (expected: 00 to 1f)");
-        }
-        return String.format(Locale.ROOT, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+    /**
+     * The node ids a target stands for on a topology.
+     *
+     * @param topology the topology
+     * @param target   the target
+     * @param cpu      the CPU the allocating thread runs on (used by {@link NumaTarget.Local})
+     * @return the node ids, ascending, at least one
+     * @throws NullPointerException     if {@code target} is null
+     * @throws IllegalArgumentException if a node or device does not exist; the message lists what
+     *                                  does
+     */
+    static List<Integer> resolve(NumaTopology topology, NumaTarget target, int cpu) {
+        Objects.requireNonNull(target, "target");
+        return switch (target) {
+            case NumaTarget.Nodes n -> {
+                List<Integer> missing = n.ids().stream()
+                        .filter(id -> topology.nodes().stream().noneMatch(node -> node.id() == id)).toList();
+                if (!missing.isEmpty()) {
+                    throw new IllegalArgumentException("NUMA node" + (missing.size() > 1 ? "s " : " ")
+                            + Spellings.compact(missing) + (missing.size() > 1 ? " do" : " does") + " not exist on "
+                            + topology.source() + "; its nodes: " + topology.nodes().stream()
+                            .map(NumaTopology.Node::toString).collect(Collectors.joining(", ")));
+                }
+                yield n.ids();
+            }
+            case NumaTarget.Local l -> topology.nodesOfCpu(cpu);
+            case NumaTarget.NearPciDevice p -> topology.nodesNearPciDevice(p.busId());
+            case NumaTarget.AllNodes a -> topology.nodes().stream().map(NumaTopology.Node::id).toList();
+        };
     }
 }

@@ -1,9 +1,11 @@
-package io.datamem.impl.placement;
+package io.datamem.impl.internal.placement;
+
+import io.datamem.impl.placement.HugePageAllocator;
 
 /**
  * What an allocator that places memory (NUMA binding) does to a fresh mapping of a
- * {@link HugePageAllocator} before anything touches it. Package-private: the composition of NUMA
- * binding and huge pages is built by {@link NumaAllocator}.
+ * {@link HugePageAllocatorImpl} before anything touches it. Package-private: the composition of
+ * NUMA binding and huge pages is built by {@link NumaAllocatorImpl}.
  */
 interface MappingHook {
 

@@ -1,11 +1,11 @@
-package io.datamem.impl.pool;
+package io.datamem.impl.internal.pool;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.internal.Libc;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
@@ -38,7 +38,7 @@ class PoolingAllocatorTest {
 
     @Test
     void sizeClassesKeepTheAlignmentAndWasteAtMostAQuarter() {
-        long[] c = PoolingAllocator.classSizes(16, 16L << 20);
+        long[] c = PoolingAllocatorImpl.classSizes(16, 16L << 20);
         assertEquals(List.of(16L, 32L, 48L, 64L, 80L, 96L, 112L, 128L, 160L), java.util.Arrays.stream(c).limit(9)
                 .boxed().toList());
         for (int i = 1; i < c.length; i++) {
@@ -49,13 +49,13 @@ class PoolingAllocatorTest {
             }
         }
         assertTrue(c[c.length - 1] >= 16L << 20);
-        long[] a = PoolingAllocator.classSizes(4096, 1 << 20);
+        long[] a = PoolingAllocatorImpl.classSizes(4096, 1 << 20);
         assertEquals(List.of(16L, 32L, 64L, 128L, 256L, 512L, 1024L, 2048L, 4096L, 8192L),
                 java.util.Arrays.stream(a).limit(10).boxed().toList(), "powers of two below the alignment");
         for (long size : a) {
             assertEquals(0, size % Math.min(size, 4096));
         }
-        PoolingAllocator pool = PoolingAllocator.of(AlignedAllocator.of(4096));
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(AlignedAllocator.of(4096));
         for (int i = 0; i < 50; i++) {
             MemorySegment p = pool.malloc(100 + i * 1000);
             assertEquals(0, p.address() % Math.min(4096, Long.highestOneBit((100 + i * 1000) * 2 - 1)),
@@ -69,7 +69,7 @@ class PoolingAllocatorTest {
 
     @Test
     void freedBlocksAreReusedWithoutCallingTheUpstream() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(1000);
         long upstreamCalls = counting.allocations();
         pool.free(p, 1000);
@@ -87,7 +87,7 @@ class PoolingAllocatorTest {
 
     @Test
     void misuseIsDetectedAndLeavesThePoolUnchanged() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(1000);
         String wrong = assertThrows(IllegalArgumentException.class, () -> pool.free(p, 64)).getMessage();
         assertTrue(wrong.contains("0x" + Long.toHexString(p.address())) && wrong.contains("1024-byte class")
@@ -117,7 +117,7 @@ class PoolingAllocatorTest {
 
     @Test
     void reallocStaysInPlaceWithinAClassAndMovesDataAcrossClasses() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(1000);
         p.reinterpret(1000).fill((byte) 7);
         assertEquals(p.address(), pool.realloc(p, 1000, 1024).address(), "same class: in place");
@@ -135,7 +135,7 @@ class PoolingAllocatorTest {
 
     @Test
     void callocZeroesRecycledBlocks() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(4000);
         p.reinterpret(4000).fill((byte) -1);
         pool.free(p, 4000);
@@ -150,7 +150,7 @@ class PoolingAllocatorTest {
 
     @Test
     void largeRequestsPassThroughWithTheirExactSize() {
-        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         MemorySegment p = pool.malloc((1 << 20) + 1);
         assertEquals((1 << 20) + 1, counting.liveBytes());
@@ -162,7 +162,7 @@ class PoolingAllocatorTest {
 
     @Test
     void largeBlocksAreKnownSoForeignDoubleAndWrongSizeFreesNeverReachTheUpstream() {
-        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         long size = 2L << 20;
         MemorySegment p = pool.malloc(size);
@@ -196,7 +196,7 @@ class PoolingAllocatorTest {
 
     @Test
     void aBlockIsNeverHandedOutTwiceUnderConcurrencyWithCrossThreadFrees() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting, new PoolingAllocator.Options(1 << 20, 16 << 10, 4 << 20));
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, new PoolingAllocatorImpl.Options(1 << 20, 16 << 10, 4 << 20));
         int threads = 6;
         int rounds = 20_000;
         Set<Long> live = ConcurrentHashMap.newKeySet();
@@ -252,7 +252,7 @@ class PoolingAllocatorTest {
             }
         }
         assertTrue(live.isEmpty());
-        PoolingAllocator.Statistics s = pool.statistics();
+        PoolingAllocatorImpl.Statistics s = pool.statistics();
         assertEquals(0, s.inUseByteSize());
         assertEquals(handedOut.get(), s.allocations() + s.passThroughAllocations());
         assertEquals(s.allocations(), s.frees(), "every pooled block came back");
@@ -261,7 +261,7 @@ class PoolingAllocatorTest {
         assertEquals(0, counting.liveBytes());
     }
 
-    private static void release(PoolingAllocator pool, Set<Long> live, long[] b) {
+    private static void release(PoolingAllocatorImpl pool, Set<Long> live, long[] b) {
         MemorySegment p = MemorySegment.ofAddress(b[0]);
         long size = b[1];
         if (size >= 16 && (p.reinterpret(size).get(ValueLayout.JAVA_LONG_UNALIGNED, 0) != b[2]
@@ -276,7 +276,7 @@ class PoolingAllocatorTest {
 
     @Test
     void virtualThreadsUseTheDepotDirectly() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         try (ExecutorService exec = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < 50; t++) {
@@ -301,7 +301,7 @@ class PoolingAllocatorTest {
 
     @Test
     void theRetentionCapReturnsWholeFreeSlabs() {
-        PoolingAllocator pool = PoolingAllocator.of(counting, PoolingAllocator.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
                 .withMaxRetainedByteSize(0));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
@@ -316,7 +316,7 @@ class PoolingAllocatorTest {
 
     @Test
     void aClosedPoolRefusesAllocationsButTakesBlocksBack() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(100);
         pool.close();
         assertThrows(IllegalStateException.class, () -> pool.malloc(100));
@@ -328,14 +328,14 @@ class PoolingAllocatorTest {
     @Test
     void providerNamesBuildPools() {
         DataMemHandler h = DataMem.createHandler("pool(aligned:4096):max=1m,slab=256k,retain=0");
-        PoolingAllocator pool = assertInstanceOf(PoolingAllocator.class, h.allocator());
-        assertEquals(new PoolingAllocator.Options(1 << 20, 256 << 10, 0), pool.options());
+        PoolingAllocatorImpl pool = assertInstanceOf(PoolingAllocatorImpl.class, h.allocator());
+        assertEquals(new PoolingAllocatorImpl.Options(1 << 20, 256 << 10, 0), pool.options());
         assertInstanceOf(AlignedAllocator.class, pool.upstream());
         assertEquals(16, h.traits().byteAlignment());
         assertEquals(4096, pool.byteAlignmentOf(5000));
         assertInstanceOf(StatisticsAdaptor.class, DataMem.createHandler("pool(aligned64)+stats").allocator());
         assertInstanceOf(StatisticsAdaptor.class,
-                ((PoolingAllocator) DataMem.createHandler("pool(aligned64+stats)").allocator()).upstream());
+                ((PoolingAllocatorImpl) DataMem.createHandler("pool(aligned64+stats)").allocator()).upstream());
         assertTrue(assertThrows(IllegalArgumentException.class, () -> DataMem.handler("pool()")).getMessage()
                 .contains("expected: pool(UPSTREAM)"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> DataMem.handler("pool(aligned64):foo=1"))
@@ -347,7 +347,7 @@ class PoolingAllocatorTest {
 
     @Test
     void arraysResizeAcrossClassesThroughThePool() {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         DataMemHandler h = DataMemHandler.of("pool-arrays", pool);
         for (int round = 0; round < 3; round++) {
             NDArray a = DataMem.callWith(h, () -> NDArray.zeros(DType.FLOAT64, 10));

@@ -1,8 +1,9 @@
-package io.datamem.impl.snapshot;
+package io.datamem.impl.internal.snapshot;
 
 import io.datamem.AllocationException;
 import io.datamem.DataMemHandler;
 import io.datamem.FailureDiagnostics;
+import io.datamem.impl.snapshot.MemorySnapshot;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
-package io.datamem.impl.pool;
+package io.datamem.impl.internal.pool;
 
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
 
@@ -22,15 +22,15 @@ class PoolingSlabAffinityTest {
 
     @Test
     void threadsGetSlabsOfTheirOwn() throws Exception {
-        PoolingAllocator pool = PoolingAllocator.of(counting);
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment mine = pool.malloc(64);
         AtomicReference<MemorySegment> theirs = new AtomicReference<>();
         Thread t = new Thread(() -> theirs.set(pool.malloc(64)));
         t.start();
         t.join();
         assertNotNull(theirs.get());
-        PoolingAllocator.Slab a = pool.slabOf(mine.address());
-        PoolingAllocator.Slab b = pool.slabOf(theirs.get().address());
+        PoolingAllocatorImpl.Slab a = pool.slabOf(mine.address());
+        PoolingAllocatorImpl.Slab b = pool.slabOf(theirs.get().address());
         assertNotSame(a, b, "each thread's first small block comes from a slab of its own");
         assertEquals(2, pool.statistics().slabAllocations());
         pool.free(theirs.get(), 64);   // a free from another thread than the allocating one

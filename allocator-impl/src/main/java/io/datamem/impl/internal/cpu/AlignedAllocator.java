@@ -1,4 +1,4 @@
-package io.datamem.impl.cpu;
+package io.datamem.impl.internal.cpu;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;

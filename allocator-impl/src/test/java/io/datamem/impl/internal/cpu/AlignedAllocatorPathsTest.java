@@ -1,4 +1,4 @@
-package io.datamem.impl.cpu;
+package io.datamem.impl.internal.cpu;
 
 import io.datamem.impl.Rss;
 import org.junit.jupiter.api.Assumptions;

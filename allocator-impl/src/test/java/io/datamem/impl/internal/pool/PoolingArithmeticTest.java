@@ -1,6 +1,6 @@
-package io.datamem.impl.pool;
+package io.datamem.impl.internal.pool;
 
-import io.datamem.impl.cpu.AlignedAllocator;
+import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -21,8 +21,8 @@ class PoolingArithmeticTest {
     @ValueSource(longs = {8, 16, 64, 4096, 2L << 20})
     void theComputedClassIsTheSearchedOne(long alignment) {
         for (long maxPooled : new long[] {16L << 20, 100, 5000, 1L << 30}) {
-            PoolingAllocator pool = PoolingAllocator.of(new CountingAllocator(AlignedAllocator.of(alignment)),
-                    PoolingAllocator.Options.DEFAULTS.withMaxPooledByteSize(maxPooled));
+            PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(new CountingAllocator(AlignedAllocator.of(alignment)),
+                    PoolingAllocatorImpl.Options.DEFAULTS.withMaxPooledByteSize(maxPooled));
             long[] classes = pool.classByteSizes();
             long largest = classes[classes.length - 1];
             for (long s = 0; s <= Math.min(largest + 1, 1 << 20); s++) {
@@ -46,12 +46,12 @@ class PoolingArithmeticTest {
     @ParameterizedTest
     @ValueSource(longs = {16, 64, 4096, 2L << 20})
     void theComputedBlockIndexIsTheQuotient(long alignment) {
-        PoolingAllocator pool = PoolingAllocator.of(new CountingAllocator(AlignedAllocator.of(alignment)),
-                PoolingAllocator.Options.DEFAULTS.withMaxPooledByteSize(1L << 32));
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(new CountingAllocator(AlignedAllocator.of(alignment)),
+                PoolingAllocatorImpl.Options.DEFAULTS.withMaxPooledByteSize(1L << 32));
         long base = 1L << 45;   // only arithmetic: nothing is dereferenced
         for (long size : pool.classByteSizes()) {
-            PoolingAllocator.Slab slab = new PoolingAllocator.Slab(base, size, PoolingAllocator.MAX_BLOCKS_PER_SLAB, 0);
-            for (int block = 0; block < PoolingAllocator.MAX_BLOCKS_PER_SLAB; block++) {
+            PoolingAllocatorImpl.Slab slab = new PoolingAllocatorImpl.Slab(base, size, PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB, 0);
+            for (int block = 0; block < PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB; block++) {
                 long start = base + block * size;
                 for (long into : new long[] {0, 1, size / 2, size - 1}) {
                     assertEquals(block, slab.index(start + into), "class " + size + ", block " + block + " + " + into);
@@ -60,8 +60,8 @@ class PoolingArithmeticTest {
         }
         // Odd parts larger than the classes use: still exact, or the division fallback.
         for (long size : new long[] {8191L * 16, 8193L * 16, 12345L * 64, (1L << 31) - 1}) {
-            PoolingAllocator.Slab slab = new PoolingAllocator.Slab(base, size, PoolingAllocator.MAX_BLOCKS_PER_SLAB, 0);
-            for (int block = 0; block < PoolingAllocator.MAX_BLOCKS_PER_SLAB; block++) {
+            PoolingAllocatorImpl.Slab slab = new PoolingAllocatorImpl.Slab(base, size, PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB, 0);
+            for (int block = 0; block < PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB; block++) {
                 assertEquals(block, slab.index(base + block * size + size - 1));
                 assertEquals(block, slab.index(base + block * size));
             }

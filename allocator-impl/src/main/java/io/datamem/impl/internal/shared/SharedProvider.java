@@ -1,6 +1,8 @@
-package io.datamem.impl.shared;
+package io.datamem.impl.internal.shared;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.os.LinuxMemory;
+import io.datamem.impl.shared.SharedMemoryAllocator;
 import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
@@ -11,8 +13,8 @@ import java.util.List;
 
 /**
  * Provides {@code shared}: a {@link SharedMemoryAllocator} (and so {@code pool(shared)}). Lives in
- * this package, not in {@code io.datamem.impl.provider}, which holds its dozen files already; it is
- * public only for {@link java.util.ServiceLoader}.
+ * this package, not exported, rather than in {@code io.datamem.impl.provider}, which holds its dozen
+ * files already; it is public only for {@link java.util.ServiceLoader}.
  */
 public final class SharedProvider implements DataMemProvider {
 
@@ -42,7 +44,7 @@ public final class SharedProvider implements DataMemProvider {
 
     @Override
     public Availability availability() {
-        return Posix.supported() ? Availability.AVAILABLE
+        return LinuxMemory.supported() ? Availability.AVAILABLE   // what Posix.supported() says
                 : Availability.unavailable("shared memory (memfd_create) needs Linux; this is "
                 + System.getProperty("os.name"));
     }
