@@ -19,7 +19,7 @@ import java.util.function.Function;
  * Builds a handler from a leaf allocator and a stack of adaptors, and finds an adaptor in a stack.
  *
  * <pre>{@code
- * DataMemHandler h = AllocatorStack.on(AlignedAllocator.of(64))
+ * DataMemHandler h = AllocatorStack.on("aligned64")
  *         .with("stats")                                        // innermost
  *         .with("limit=1g")
  *         .with("tracking=full+guard")                           // adaptor terms, as in handler names
