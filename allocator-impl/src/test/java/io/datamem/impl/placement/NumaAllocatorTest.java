@@ -150,7 +150,7 @@ class NumaAllocatorTest {
                 .upstream(AlignedAllocator.of(64))).getMessage().contains("guarantees 64-byte alignment"));
         assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.builder().upstream(NumaAllocatorImpl.local()));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> HugePageAllocatorImpl.builder()
-                .upstream(NumaAllocatorImpl.local())).getMessage().contains("NumaAllocator.builder().upstream"));
+                .upstream(NumaAllocatorImpl.local())).getMessage().contains("put the huge pages under the NUMA layer (handler names numa:...(hugepages...))"));
     }
 
     @Test

@@ -143,7 +143,7 @@ public final class TrackingAdaptorImpl extends ForwardingAllocator implements Tr
      * @return the level
      * @throws IllegalArgumentException if the property is set to an unknown level
      */
-    public static StackTraces defaultStackTraces() {
+    private static StackTraces defaultStackTraces() {
         String p = System.getProperty(STACK_TRACES_PROPERTY);
         return p == null || p.isBlank() ? StackTraces.SAMPLED : StackTraces.parse(p);
     }

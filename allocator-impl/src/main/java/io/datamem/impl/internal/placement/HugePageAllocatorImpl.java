@@ -290,8 +290,8 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
             Objects.requireNonNull(allocator, "allocator");
             if (allocator instanceof NumaAllocator) {
                 throw new IllegalArgumentException("upstream: a NumaAllocator would bind only the blocks below the "
-                        + "threshold; for NUMA-bound huge pages give the huge-page allocator to "
-                        + "NumaAllocator.builder().upstream(...) (handler names numa:...(hugepages...))");
+                        + "threshold; for NUMA-bound huge pages put the huge pages under the NUMA layer "
+                        + "(handler names numa:...(hugepages...))");
             }
             if (!allocator.traits().hostAccessible()) {
                 throw new IllegalArgumentException("upstream: " + allocator + " allocates " + allocator.traits().kind()

@@ -33,7 +33,7 @@ import java.util.stream.Collectors;
 /**
  * The NUMA allocator behind {@code numa:...}: what {@link NumaAllocator} describes, built by
  * {@code io.datamem.impl.provider.NumaProvider} from a handler name ({@link #parse}), or by tests
- * with {@link #builder()}, {@link #bind}, {@link #local()} and {@link #interleave}. The policy, the
+ * with {@link #builder()}, {@link #bind} and {@link #local()}. The policy, the
  * target, the strict and populate flags and the upstream are the builder's; over a
  * {@link HugePageAllocatorImpl} upstream, a hooked copy of it maps the large blocks.
  *
@@ -236,19 +236,6 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         return builder().build();
     }
 
-    /**
-     * Interleaves pages over explicit nodes.
-     *
-     * @param nodes node ids
-     * @return a new allocator
-     * @throws IllegalArgumentException      if a node does not exist (the message lists the nodes)
-     * @throws UnsupportedOperationException if memory cannot be bound on this platform or interleave
-     *                                       is not supported
-     * @throws IllegalStateException         if hwloc cannot be loaded here
-     */
-    public static NumaAllocatorImpl interleave(int... nodes) {
-        return builder().policy(NumaPolicy.INTERLEAVE).target(NumaTarget.nodes(nodes)).build();
-    }
 
     /**
      * A builder holding this allocator's configuration (policy, target, flags, upstream, name).
