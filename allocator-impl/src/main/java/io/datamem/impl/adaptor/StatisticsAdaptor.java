@@ -212,6 +212,7 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
          * @param counts       one count per bucket, {@link #HISTOGRAM_BUCKETS} of them
          * @param totalBytes   the sum of the sizes counted
          * @param largestBytes the largest size counted, 0 when none
+         * @throws NullPointerException     if {@code counts} is null
          * @throws IllegalArgumentException if the length is wrong or a count or size is negative
          */
         public SizeHistogram(long[] counts, long totalBytes, long largestBytes) {
