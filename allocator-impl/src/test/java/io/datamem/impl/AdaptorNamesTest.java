@@ -73,6 +73,69 @@ class AdaptorNamesTest {
                 + options);
     }
 
+    @Test
+    void theGuardsRedZoneQuarantineAndActionAreOptionsOfItsTerm() {
+        DataMemHandler h = DataMem.createHandler("aligned64+stats+guard:record,redzone=256,quarantine=0");
+        GuardAdaptorImpl g = AllocatorStack.find(h, GuardAdaptorImpl.class).orElseThrow();
+        GuardAdaptorImpl plain = AllocatorStack.find(DataMem.createHandler("aligned64+guard"), GuardAdaptorImpl.class)
+                .orElseThrow();
+        assertEquals(GuardAdaptorImpl.OnViolation.RECORD, g.onViolation());
+        assertEquals(256 - GuardAdaptorImpl.DEFAULT_RED_ZONE_BYTES, g.overheadBytes() - plain.overheadBytes(),
+                "the red zone is 256 bytes instead of the default");
+        StatisticsAdaptor below = AllocatorStack.find(h, StatisticsAdaptor.class).orElseThrow();
+        java.lang.foreign.MemorySegment p = h.allocator().malloc(100);
+        // an overrun 200 bytes past the end: outside the default red zone, inside this one
+        p.reinterpret(301).set(java.lang.foreign.ValueLayout.JAVA_BYTE, 300, (byte) 7);
+        assertEquals(List.of(io.datamem.impl.adaptor.GuardViolation.Kind.OVERRUN),
+                g.check().stream().map(io.datamem.impl.adaptor.GuardViolation::kind).toList());
+        h.allocator().free(p, 100);
+        assertEquals(0, below.figures().currentBytes(), "quarantine=0 sends a freed block upstream at once");
+
+        DataMemHandler kept = DataMem.createHandler("aligned64+stats+guard:quarantine=1m");
+        java.lang.foreign.MemorySegment q = kept.allocator().malloc(100);
+        kept.allocator().free(q, 100);
+        StatisticsAdaptor keptStats = AllocatorStack.find(kept, StatisticsAdaptor.class).orElseThrow();
+        assertTrue(keptStats.figures().currentBytes() > 0, "a 1 MiB quarantine keeps the freed block");
+        assertEquals(1, AllocatorStack.find(kept, GuardAdaptor.class).orElseThrow().drainQuarantine());
+        assertEquals(0, keptStats.figures().currentBytes());
+        assertEquals(GuardAdaptorImpl.OnViolation.THROW, AllocatorStack.find(DataMem.createHandler(
+                "aligned64+guard:throw,redzone=1k"), GuardAdaptorImpl.class).orElseThrow().onViolation());
+
+        String expected = "expected: guard or guard=record; options throw or record, redzone=BYTES (1 to 4096)";
+        assertMessage("aligned64+guard:redzone=0", "'guard:redzone=0': redzone=0 is empty");
+        assertMessage("aligned64+guard:redzone=8k", expected);
+        assertMessage("aligned64+guard:redzone=8k", "'8k'");
+        assertMessage("aligned64+guard:quarantine=-1", expected);
+        assertMessage("aligned64+guard:record,throw", expected);
+        assertMessage("aligned64+guard:redzone", expected);
+        assertMessage("aligned64+guard:redzone=64,redzone=128", expected);
+        assertMessage("aligned64+guard:record=yes", expected);
+        assertMessage("aligned64+guard(aligned64)", expected);
+    }
+
+    @Test
+    void theTrackingSampleIntervalIsAnOptionOfItsTerm() {
+        DataMemHandler every = DataMem.createHandler("aligned64+tracking:sample=1");
+        TrackingAdaptorImpl t = AllocatorStack.find(every, TrackingAdaptorImpl.class).orElseThrow();
+        assertEquals(TrackingAdaptorImpl.StackTraces.SAMPLED, t.stackTraces(), "sample=N implies sampled");
+        for (int i = 0; i < 20; i++) {
+            java.lang.foreign.MemorySegment p = every.allocator().malloc(16);
+            assertTrue(!t.liveAllocations().getFirst().stack().isEmpty(), "one stack trace in 1 allocation");
+            every.allocator().free(p, 16);
+        }
+        assertEquals(TrackingAdaptorImpl.StackTraces.SAMPLED, AllocatorStack.find(DataMem.createHandler(
+                "aligned64+tracking=sampled,sample=64"), TrackingAdaptorImpl.class).orElseThrow().stackTraces());
+        String expected = "expected: tracking, or tracking=off, tracking=sampled or tracking=full;"
+                + " sample=N (N >= 1) only with sampled";
+        assertMessage("aligned64+tracking:full,sample=4", "sample=4 with full, which samples nothing");
+        assertMessage("aligned64+tracking:off,sample=4", "sample=4 with off, which samples nothing");
+        assertMessage("aligned64+tracking:sample=0", expected);
+        assertMessage("aligned64+tracking:sample=lots", expected);
+        assertMessage("aligned64+tracking:sample", expected);
+        assertMessage("aligned64+tracking:sampled,full", expected);
+        assertMessage("aligned64+tracking:sample=2,sample=3", expected);
+    }
+
     private static void assertMessage(String name, String expected) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataMem.createHandler(name));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
