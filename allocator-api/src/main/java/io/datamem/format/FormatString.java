@@ -283,37 +283,6 @@ public final class FormatString {
             shape = List.copyOf(shape);
             Objects.requireNonNull(type, "type");
         }
-
-        /**
-         * The number of elements.
-         *
-         * @return the product of the shape, 1 when it is empty
-         */
-        long count() {
-            long n = 1;
-            for (long d : shape) {
-                n *= d;
-            }
-            return n;
-        }
-
-        /**
-         * The bytes the field occupies.
-         *
-         * @return {@code count() * type().itemSize()}
-         */
-        long byteSize() {
-            return count() * type.itemSize();
-        }
-
-        /**
-         * Whether this is {@code x} padding.
-         *
-         * @return true for pad bytes
-         */
-        boolean isPadding() {
-            return type instanceof Scalar s && s.code().equals("x");
-        }
     }
 
     private final String text;
