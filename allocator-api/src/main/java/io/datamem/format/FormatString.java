@@ -8,8 +8,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A parsed PEP 3118 format string: the element type of a buffer, with its item size and the offset
- * of every field.
+ * A parsed PEP 3118 format string: the element type of a buffer, with its item size, alignment and
+ * canonical form, and the {@link DType} it stands for when it is a single element of one.
  *
  * <p>{@link #parse(String)} reads the buffer protocol's format language:
  * <ul>
@@ -54,8 +54,11 @@ public final class FormatString {
     /** The most dimensions a shape prefix may have. */
     public static final int MAX_SHAPE_DIMS = 64;
 
+    // The parse tree, package-private (mechanism, not API): FormatParser builds it, CustomDTypes
+    // reads spellings from it, and toString, equals, hashCode and dtype() read it.
+
     /** Byte order, size and alignment modes, named by their prefix characters. */
-    public enum Mode {
+    enum Mode {
         /** {@code @}: native byte order, native sizes, native alignment (the default). */
         NATIVE('@', true, true),
         /** {@code =}: native byte order, standard sizes, no alignment. */
@@ -84,7 +87,7 @@ public final class FormatString {
          *
          * @return one of {@code @ = < > ! ^}
          */
-        public char prefix() {
+        char prefix() {
             return prefix;
         }
 
@@ -93,7 +96,7 @@ public final class FormatString {
          *
          * @return true for {@code @} and {@code ^}
          */
-        public boolean nativeSizes() {
+        boolean nativeSizes() {
             return nativeSizes;
         }
 
@@ -102,7 +105,7 @@ public final class FormatString {
          *
          * @return true for {@code @} only
          */
-        public boolean aligned() {
+        boolean aligned() {
             return aligned;
         }
 
@@ -112,7 +115,7 @@ public final class FormatString {
          * @return the platform's order for {@code @ = ^}, little-endian for {@code <}, big-endian
          *         for {@code > !}
          */
-        public ByteOrder byteOrder() {
+        ByteOrder byteOrder() {
             return switch (this) {
                 case LITTLE_ENDIAN -> ByteOrder.LITTLE_ENDIAN;
                 case BIG_ENDIAN, NETWORK -> ByteOrder.BIG_ENDIAN;
@@ -126,7 +129,7 @@ public final class FormatString {
          * @param c a character
          * @return the mode, or null if {@code c} is not a prefix
          */
-        public static Mode of(char c) {
+        static Mode of(char c) {
             return switch (c) {
                 case '@' -> NATIVE;
                 case '=' -> NATIVE_STANDARD;
@@ -140,7 +143,7 @@ public final class FormatString {
     }
 
     /** The type of a field: a struct character, a nested struct or a custom dtype. */
-    public sealed interface Type permits Scalar, Struct, Custom {
+    sealed interface Type permits Scalar, Struct, Custom {
         /**
          * The size of one element of this type.
          *
@@ -165,13 +168,13 @@ public final class FormatString {
      * @param itemSize  the size: for {@code s p w u}, the whole string's
      * @param alignment the alignment in effect (1 unless the mode is aligned)
      */
-    public record Scalar(String code, Mode mode, long itemSize, int alignment) implements Type {
+    record Scalar(String code, Mode mode, long itemSize, int alignment) implements Type {
         /**
          * Validates the components.
          *
          * @throws NullPointerException if {@code code} or {@code mode} is null
          */
-        public Scalar {
+        Scalar {
             Objects.requireNonNull(code, "code");
             Objects.requireNonNull(mode, "mode");
         }
@@ -184,13 +187,13 @@ public final class FormatString {
      * @param itemSize  its size, padded to a multiple of its alignment
      * @param alignment its most aligned field's alignment (1 when empty)
      */
-    public record Struct(List<Field> fields, long itemSize, int alignment) implements Type {
+    record Struct(List<Field> fields, long itemSize, int alignment) implements Type {
         /**
          * Validates the components.
          *
          * @throws NullPointerException if {@code fields} is null
          */
-        public Struct {
+        Struct {
             fields = List.copyOf(fields);
         }
     }
@@ -201,13 +204,13 @@ public final class FormatString {
      * @param id      the identifier, such as {@code ml_dtypes}
      * @param payload the identifier's description of the type, possibly empty
      */
-    public record Spelling(String id, String payload) {
+    record Spelling(String id, String payload) {
         /**
          * Validates the components.
          *
          * @throws NullPointerException if an argument is null
          */
-        public Spelling {
+        Spelling {
             Objects.requireNonNull(id, "id");
             Objects.requireNonNull(payload, "payload");
         }
@@ -217,7 +220,7 @@ public final class FormatString {
          *
          * @return true for {@code struct$...} and {@code buffer$...}
          */
-        public boolean isReserved() {
+        boolean isReserved() {
             return id.equals("struct") || id.equals("buffer");
         }
 
@@ -239,14 +242,14 @@ public final class FormatString {
      * @param itemSize  the size of one element
      * @param alignment the alignment in effect
      */
-    public record Custom(List<Spelling> spellings, int chosen, Mode mode, DType dtype, FormatString layout,
+    record Custom(List<Spelling> spellings, int chosen, Mode mode, DType dtype, FormatString layout,
                          long itemSize, int alignment) implements Type {
         /**
          * Validates the components.
          *
          * @throws NullPointerException if {@code spellings} or {@code mode} is null
          */
-        public Custom {
+        Custom {
             spellings = List.copyOf(spellings);
             Objects.requireNonNull(mode, "mode");
         }
@@ -256,7 +259,7 @@ public final class FormatString {
          *
          * @return {@code spellings().get(chosen())}
          */
-        public Spelling spelling() {
+        Spelling spelling() {
             return spellings.get(chosen);
         }
     }
@@ -270,46 +273,15 @@ public final class FormatString {
      *               not a string length); empty for one element
      * @param type   its element type
      */
-    public record Field(String name, long offset, List<Long> shape, Type type) {
+    record Field(String name, long offset, List<Long> shape, Type type) {
         /**
          * Validates the components.
          *
          * @throws NullPointerException if {@code shape} or {@code type} is null
          */
-        public Field {
+        Field {
             shape = List.copyOf(shape);
             Objects.requireNonNull(type, "type");
-        }
-
-        /**
-         * The number of elements.
-         *
-         * @return the product of the shape, 1 when it is empty
-         */
-        public long count() {
-            long n = 1;
-            for (long d : shape) {
-                n *= d;
-            }
-            return n;
-        }
-
-        /**
-         * The bytes the field occupies.
-         *
-         * @return {@code count() * type().itemSize()}
-         */
-        public long byteSize() {
-            return count() * type.itemSize();
-        }
-
-        /**
-         * Whether this is {@code x} padding.
-         *
-         * @return true for pad bytes
-         */
-        public boolean isPadding() {
-            return type instanceof Scalar s && s.code().equals("x");
         }
     }
 
@@ -406,7 +378,7 @@ public final class FormatString {
      *
      * @return the fields
      */
-    public List<Field> fields() {
+    List<Field> fields() {
         return fields;
     }
 
@@ -543,7 +515,9 @@ public final class FormatString {
     }
 
     /**
-     * Equal formats have equal fields, item sizes and alignments (the original text is ignored).
+     * Equal formats describe the same layout: the same items (types, modes, names, shapes and
+     * offsets, nested structs and custom spellings included), item size and alignment; the original
+     * text is ignored, so a format equals its canonical {@link #toString()} parsed again.
      *
      * @param o another object
      * @return whether it is an equal format
@@ -554,6 +528,11 @@ public final class FormatString {
                 && fields.equals(f.fields);
     }
 
+    /**
+     * A hash consistent with {@link #equals(Object)}.
+     *
+     * @return the hash of the layout
+     */
     @Override
     public int hashCode() {
         return Objects.hash(fields, itemSize, alignment);
