@@ -31,10 +31,13 @@ public sealed interface LayerSnapshot {
     String kind();
 
     /**
-     * The figures of a statistics layer ({@code +stats}). Read so that every free counted has its
-     * allocation counted too: {@code currentBytes} and {@code liveAllocations()} are never negative
-     * while callers free only what they allocated, and each figure is exact for the calls that
-     * returned before the read began.
+     * The figures of a statistics layer ({@code +stats}): its whole-life figures (in a snapshot, and
+     * from {@code StatisticsAdaptor.figures()}), or those of one of its scopes
+     * ({@code StatisticsAdaptor.Scope.figures()} and {@code pop()}). The whole-life figures are read
+     * so that every free counted has its allocation counted too: {@code currentBytes} and
+     * {@code liveAllocations()} are never negative while callers free only what they allocated, and
+     * each figure is exact for the calls that returned before the read began. A scope's
+     * {@code currentBytes} may be negative when it freed blocks allocated before it was opened.
      *
      * @param type           the layer's class
      * @param currentBytes   bytes allocated and not yet freed
