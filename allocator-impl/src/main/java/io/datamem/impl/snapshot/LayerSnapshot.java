@@ -524,7 +524,8 @@ public sealed interface LayerSnapshot {
     }
 
     /**
-     * One block a placement layer mapped.
+     * One block a placement layer mapped; also what {@code HugePageAllocator.mapping(ptr)} says of a
+     * block.
      *
      * @param address        the block
      * @param byteSize       the size asked for
