@@ -72,7 +72,7 @@ class SyclPoolTest {
             pool.free(p, size);
         }
         pool.close();
-        assertEquals(0, pool.statistics().upstreamByteSize());
+        assertEquals(0, pool.statistics().runByteSize());
     }
 
     @ParameterizedTest
@@ -120,7 +120,7 @@ class SyclPoolTest {
             assertEquals(exports, DLPack.outstandingExports());
         }
         pool.close();
-        assertEquals(0, pool.statistics().upstreamByteSize(), "every slab went back to the USM allocator");
+        assertEquals(0, pool.statistics().runByteSize(), "every slab went back to the USM allocator");
     }
 
     @ParameterizedTest
@@ -144,6 +144,6 @@ class SyclPoolTest {
             }
         }
         pool.close();
-        assertEquals(0, pool.statistics().upstreamByteSize());
+        assertEquals(0, pool.statistics().runByteSize());
     }
 }

@@ -78,15 +78,15 @@ class SyclPooledConformanceTest extends AllocatorConformanceTest {
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
         PoolingAllocator pool = (PoolingAllocator) allocator;
-        assertEquals(0, pool.statistics().inUseByteSize(), "no block of the pool is still handed out");
+        assertEquals(0, pool.statistics().usedByteSize(), "no block of the pool is still handed out");
         pool.close();
         // Blocks cached by a live thread go back when it ends (the concurrency test shuts its
         // executor down without waiting for the threads to terminate): trim again until they have.
-        for (int i = 0; i < 1000 && pool.statistics().upstreamByteSize() > 0; i++) {
+        for (int i = 0; i < 1000 && pool.statistics().runByteSize() > 0; i++) {
             LockSupport.parkNanos(10_000_000);
             pool.trim();
         }
-        assertEquals(0, pool.statistics().upstreamByteSize(), "every slab went back to the USM allocator");
+        assertEquals(0, pool.statistics().runByteSize(), "every slab went back to the USM allocator");
         assertEquals(0, ((SyclUsmAllocator) pool.upstream()).trackedBlocks(),
                 "no over-aligned or zero-size USM block is left");
     }

@@ -50,7 +50,7 @@ class ScratchPoolTest {
     @AfterEach
     void everySlabGoesBack() {
         pool.close();
-        assertEquals(0, pool.statistics().upstreamByteSize());
+        assertEquals(0, pool.statistics().runByteSize());
         assertEquals(blocksBefore, DEVICE.liveBlocks(), "the pool gave every slab back to the device");
     }
 
@@ -100,8 +100,8 @@ class ScratchPoolTest {
                     DLPackOptions.defaults().withDlDevice(Device.CPU)), true)) {
                 assertArrayEquals(ScratchTests.values(4), Arrays.copyOf(back.toDoubleArray(), 4));
             }
-            assertTrue(pool.statistics().inUseByteSize() > 0);
+            assertTrue(pool.statistics().usedByteSize() > 0);
         }
-        assertEquals(0, pool.statistics().inUseByteSize());
+        assertEquals(0, pool.statistics().usedByteSize());
     }
 }

@@ -2,6 +2,7 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Checks;
 
@@ -35,14 +36,14 @@ import java.util.function.LongConsumer;
  * count have finished them (every completed call that happens-before a read is counted in it); figures
  * read while other threads allocate are each exact for some interleaving but not a consistent
  * snapshot of one instant. Frees are read before allocations ({@link #figures()},
- * {@link Figures#currentBytes()}, {@link Figures#liveAllocations()}), so that a free counted has its allocation
+ * {@link LayerSnapshot.Statistics#currentBytes()}, {@link LayerSnapshot.Statistics#liveAllocations()}), so that a free counted has its allocation
  * counted too: the bytes and blocks in use never read negative while callers free only what they
  * allocated, even when threads free each other's blocks. Nothing is allocated per call.
  *
  * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
  * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
- * synchronises again: it sums every cell's net bytes (as {@link Figures#currentBytes()} does) and raises
- * the peak to that sum if it is higher. Reading {@link Figures#peakBytes()} or {@link #figures()} also
+ * synchronises again: it sums every cell's net bytes (as {@link LayerSnapshot.Statistics#currentBytes()} does) and raises
+ * the peak to that sum if it is higher. Reading {@link LayerSnapshot.Statistics#peakBytes()} or {@link #figures()} also
  * raises the peak to the bytes in use read then, so the peak is never below a {@code currentBytes}
  * read before it. A thread's steady loop of allocations and frees that do not exceed its earlier
  * high level pays no synchronisation. What is guaranteed:
@@ -82,11 +83,11 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
     int HISTOGRAM_BUCKETS = 59;
 
     /**
-     * Every whole-life figure at once.
+     * Every whole-life figure at once: what {@link #snapshot()} says of this layer.
      *
-     * @return the figures since this adaptor was created
+     * @return the figures since this adaptor was created, its {@code type} {@code StatisticsAdaptor}
      */
-    Figures figures();
+    LayerSnapshot.Statistics figures();
 
     /**
      * The sizes of every allocation so far, by power of two.
@@ -107,10 +108,11 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
     /**
      * Closes the innermost scope and adds its figures to the enclosing one.
      *
-     * @return the figures of the scope closed
+     * @return the figures of the scope closed (its {@code currentBytes} may be negative, see
+     *         {@link Scope#figures()})
      * @throws IllegalStateException if no scope is open
      */
-    Figures pop();
+    LayerSnapshot.Statistics pop();
 
     /**
      * How many scopes are open.
@@ -121,7 +123,7 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
 
     /**
      * Calls {@code observer} with the byte size of every allocation from now on (what
-     * {@link Figures#allocations()} counts), on the allocating thread, until the returned subscription is
+     * {@link LayerSnapshot.Statistics#allocations()} counts), on the allocating thread, until the returned subscription is
      * closed; with no observer the cost is one read of a volatile field per allocation. (The
      * Micrometer binder does not use this: it reads {@link #histogram()} and the size figures when
      * scraped.) An observer that throws is logged and otherwise ignored: the allocation stands.
@@ -139,11 +141,13 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
     interface Scope extends AutoCloseable {
 
         /**
-         * The scope's figures so far (or final, once closed).
+         * The scope's figures so far (or final, once closed), in the record of the whole-life
+         * figures; its {@code currentBytes} may be negative when the scope freed blocks allocated
+         * before it was opened.
          *
-         * @return the figures
+         * @return the figures, their {@code type} {@code StatisticsAdaptor}
          */
-        Figures figures();
+        LayerSnapshot.Statistics figures();
 
         /**
          * Whether the scope is still open.
@@ -167,32 +171,6 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
         /** Removes the observer. Idempotent. */
         @Override
         void close();
-    }
-
-    /**
-     * The figures of a {@link StatisticsAdaptor} or of one of its scopes.
-     *
-     * @param currentBytes   bytes allocated and not yet freed (in a scope: may be negative when it
-     *                       freed blocks allocated before it)
-     * @param peakBytes      the highest {@code currentBytes}
-     * @param allocatedBytes all bytes allocated (growth by realloc included)
-     * @param freedBytes     all bytes freed (shrinking by realloc included)
-     * @param allocations    successful malloc, calloc and realloc of NULL
-     * @param frees          frees of non-NULL pointers
-     * @param reallocations  successful reallocations of existing blocks
-     * @param failures       requests answered with NULL
-     */
-    record Figures(long currentBytes, long peakBytes, long allocatedBytes, long freedBytes,
-                          long allocations, long frees, long reallocations, long failures) {
-
-        /**
-         * Blocks allocated and not yet freed.
-         *
-         * @return {@code allocations - frees}
-         */
-        public long liveAllocations() {
-            return allocations - frees;
-        }
     }
 
     /**
@@ -262,8 +240,8 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
         }
 
         /**
-         * The sum of the sizes of the allocations counted (what {@link Figures#allocations()}
-         * counts): the {@link Figures#allocatedBytes()} without realloc growth.
+         * The sum of the sizes of the allocations counted (what {@link LayerSnapshot.Statistics#allocations()}
+         * counts): the {@link LayerSnapshot.Statistics#allocatedBytes()} without realloc growth.
          *
          * @return bytes
          */

@@ -234,7 +234,7 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
     /** A gauge over the pool's memory snapshot, taken when the gauge is read. */
     private Meter poolGauge(MeterRegistry registry, DataMemMeter m, ToDoubleFunction<LayerSnapshot.Pool> f) {
         PoolingAllocator p = pool;
-        return Gauge.builder(m.meterName(), p, x -> f.applyAsDouble((LayerSnapshot.Pool) x.snapshot()))
+        return Gauge.builder(m.meterName(), p, x -> f.applyAsDouble(x.statistics()))
                 .description(m.description())
                 .baseUnit(m.baseUnit())
                 .tags(tags)

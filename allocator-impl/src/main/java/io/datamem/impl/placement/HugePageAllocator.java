@@ -2,13 +2,12 @@ package io.datamem.impl.placement;
 
 import io.datamem.BackendException;
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.SnapshotSource;
 import io.datamem.internal.Libc;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.Locale;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -91,42 +90,6 @@ public interface HugePageAllocator extends DataMemAllocator, SnapshotSource {
     }
 
     /**
-     * One block this allocator mapped, with the pages it actually got.
-     *
-     * @param address        the block
-     * @param byteSize       the size the caller asked for (and frees with)
-     * @param mappedByteSize the length of the mapping: {@code byteSize} rounded up to whole pages
-     * @param kind           the pages behind it
-     * @param pageSize       their size
-     * @param fallback       whether these are not the pages asked for
-     */
-    record Mapping(long address, long byteSize, long mappedByteSize, PageKind kind, long pageSize,
-                          boolean fallback) {
-
-        /**
-         * Validates the components.
-         *
-         * @throws NullPointerException     if {@code kind} is null
-         * @throws IllegalArgumentException if the sizes are inconsistent
-         */
-        public Mapping {
-            Objects.requireNonNull(kind, "kind");
-            if (byteSize < 0 || mappedByteSize < Math.max(byteSize, 1) || pageSize <= 0
-                    || mappedByteSize % pageSize != 0) {
-                throw new IllegalArgumentException("mapping of " + byteSize + " bytes in " + mappedByteSize
-                        + " on pages of " + pageSize + " (expected: whole pages covering the block)");
-            }
-        }
-
-        @Override
-        public String toString() {
-            return String.format(Locale.ROOT, "0x%x: %d bytes on %s %s pages (%d mapped)%s", address, byteSize,
-                    HugePages.sizeName(pageSize), kind.name().toLowerCase(Locale.ROOT), mappedByteSize,
-                    fallback ? ", a fallback" : "");
-        }
-    }
-
-    /**
      * The page kinds this allocator tries for a mapping, in order: the pages asked for and the
      * fallback, less those this machine does not offer.
      *
@@ -135,13 +98,18 @@ public interface HugePageAllocator extends DataMemAllocator, SnapshotSource {
     List<PageKind> pageKinds();
 
     /**
-     * The mapping a block lives in, with the pages it got.
+     * The mapping a block lives in, with the pages it got: what {@link #snapshot()} lists for it.
+     * Its {@code byteSize} is the size the caller asked for (and frees with), its
+     * {@code mappedByteSize} that size rounded up to whole pages of {@code pageSize}; its
+     * {@code pages} names the {@link PageKind} in lower case ({@code transparent}, {@code hugetlb_2m},
+     * ...), followed by {@code ", fallback"} when these are not the pages asked for. Its
+     * {@code policy} and {@code nodes} are empty: a NUMA allocator over this one says those.
      *
      * @param ptr a block this allocator returned
      * @return its mapping, or empty if the block came from the upstream (or is not a live block)
      * @throws NullPointerException if {@code ptr} is null
      */
-    Optional<Mapping> mapping(MemorySegment ptr);
+    Optional<LayerSnapshot.Mapping> mapping(MemorySegment ptr);
 
     /**
      * How many mappings got other pages than those asked for, since this allocator was made.

@@ -1,6 +1,7 @@
 package io.datamem.impl.pool;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.SnapshotSource;
 
 /**
@@ -38,7 +39,7 @@ import io.datamem.impl.snapshot.SnapshotSource;
  * while the pool's records say it is live. One case is found only later: two frees of the same
  * block made at the same moment from two threads may both pass their checks; the owner then finds
  * the second when it collects the remote frees, ignores it, logs it and counts it in
- * {@link Statistics#racingDoubleFrees()}. As in every allocator, a free of a block that has been
+ * {@link LayerSnapshot.Pool#racingDoubleFrees()}. As in every allocator, a free of a block that has been
  * freed and handed out again cannot be told from a free of the new block: stack {@code +guard}
  * to catch those.
  *
@@ -118,35 +119,12 @@ public interface PoolingAllocator extends DataMemAllocator, AutoCloseable, Snaps
     void close();
 
     /**
-     * The pool's figures now.
+     * The pool's counters and what it holds now: what {@link #snapshot()} says of this layer. The
+     * counters are read first, then the classes, runs and slabs under the locks the pool's slow path
+     * takes to carve and release slabs (a thread that needs a new slab meanwhile waits for the read;
+     * the fast path goes on), as {@link LayerSnapshot.Pool} states.
      *
-     * @return a snapshot
+     * @return the pool's figures, their {@code type} {@code PoolingAllocator}
      */
-    Statistics statistics();
-
-    /**
-     * A snapshot of the pool's figures. Counts kept by thread heaps are exact once the threads
-     * that used the pool are quiescent.
-     *
-     * @param allocations            blocks handed out from the pool
-     * @param frees                  blocks given back to the pool: the blocks handed out less those
-     *                               live now (the fast path counts no frees)
-     * @param slabAllocations        slabs requested from the upstream
-     * @param slabReleases           slabs returned to the upstream
-     * @param passThroughAllocations requests sent straight to the upstream (too large to pool)
-     * @param failures               requests the upstream answered with NULL
-     * @param upstreamByteSize       bytes held from the upstream in runs of slabs now
-     * @param inUseByteSize          bytes of blocks handed out now (class sizes)
-     * @param retainedByteSize       bytes of free blocks in the slabs the pool holds now (in the
-     *                               threads' heaps and in the depot), blocks freed by other
-     *                               threads and not yet collected included
-     * @param trims                  calls to {@link #trim()}
-     * @param racingDoubleFrees      frees from other threads found, when their blocks were collected,
-     *                               to free a block that was already free (two frees of one block
-     *                               racing); each was ignored
-     */
-    record Statistics(long allocations, long frees, long slabAllocations, long slabReleases,
-                             long passThroughAllocations, long failures, long upstreamByteSize,
-                             long inUseByteSize, long retainedByteSize, long trims, long racingDoubleFrees) {
-    }
+    LayerSnapshot.Pool statistics();
 }

@@ -31,10 +31,13 @@ public sealed interface LayerSnapshot {
     String kind();
 
     /**
-     * The figures of a statistics layer ({@code +stats}). Read so that every free counted has its
-     * allocation counted too: {@code currentBytes} and {@code liveAllocations()} are never negative
-     * while callers free only what they allocated, and each figure is exact for the calls that
-     * returned before the read began.
+     * The figures of a statistics layer ({@code +stats}): its whole-life figures (in a snapshot, and
+     * from {@code StatisticsAdaptor.figures()}), or those of one of its scopes
+     * ({@code StatisticsAdaptor.Scope.figures()} and {@code pop()}). The whole-life figures are read
+     * so that every free counted has its allocation counted too: {@code currentBytes} and
+     * {@code liveAllocations()} are never negative while callers free only what they allocated, and
+     * each figure is exact for the calls that returned before the read began. A scope's
+     * {@code currentBytes} may be negative when it freed blocks allocated before it was opened.
      *
      * @param type           the layer's class
      * @param currentBytes   bytes allocated and not yet freed
@@ -210,10 +213,14 @@ public sealed interface LayerSnapshot {
     }
 
     /**
-     * A pool ({@code pool(UPSTREAM)}): its size classes, the runs it holds from its upstream, the
-     * slabs carved from them with their free blocks, and the large blocks it passed to the upstream.
+     * A pool ({@code pool(UPSTREAM)}): what it has done since it was made (its counters), and what
+     * it holds now: its size classes, the runs it holds from its upstream, the slabs carved from
+     * them with their free blocks, and the large blocks it passed to the upstream. It is both a
+     * snapshot's section and what {@code PoolingAllocator.statistics()} returns.
      *
-     * <p>The pool is read under all its classes' locks at once (the locks its slow path takes to
+     * <p>The counters are read first, without a lock; each thread's heap counts its own
+     * allocations, so they are exact once the threads that used the pool are quiescent. Then the
+     * pool is read under all its classes' locks at once (the locks its slow path takes to
      * carve and release slabs and runs; its fast path goes on meanwhile), so its runs and slabs are
      * exactly those it had at one instant and the large blocks listed were live within that window:
      * each class's figures add up (see {@link SizeClass}), and no run, slab or large block overlaps
@@ -222,22 +229,47 @@ public sealed interface LayerSnapshot {
      * allocating, so they are the slab's at about that instant; a block its owner is moving from the
      * remote bitmap to its own may show as used.
      *
-     * @param type        the layer's class
-     * @param classes     the size classes with slabs, ascending
-     * @param runs        the runs (one upstream allocation each), by address
-     * @param slabs       the slabs, by address
-     * @param largeBlocks the live blocks above the pool's largest class, by address
+     * <p>Derived figures: the blocks given back to the pool (its fast path counts no frees) are
+     * {@code allocations} less the classes' {@code usedBlocks}; the bytes held from the upstream are
+     * {@link #runByteSize()}, those of blocks handed out {@link #usedByteSize()}, and those of free
+     * blocks in slabs (uncarved slots left out) the sum of the classes'
+     * {@link SizeClass#freeByteSize()}.
+     *
+     * @param type                   the layer's class
+     * @param allocations            blocks handed out from the pool's classes since it was made
+     * @param passThroughAllocations requests sent straight to the upstream (above the largest class)
+     * @param failures               requests the upstream answered with NULL
+     * @param slabAllocations        slabs carved (from runs the pool allocated from its upstream)
+     * @param slabReleases           slabs released (a run whose slabs are all released goes back to
+     *                               the upstream)
+     * @param trims                  calls to {@code trim()}
+     * @param racingDoubleFrees      frees from other threads found, when their blocks were collected,
+     *                               to free a block that was already free (two frees of one block
+     *                               racing); each was ignored
+     * @param classes                the size classes with slabs, ascending
+     * @param runs                   the runs (one upstream allocation each), by address
+     * @param slabs                  the slabs, by address
+     * @param largeBlocks            the live blocks above the pool's largest class, by address
      */
-    record Pool(String type, List<SizeClass> classes, List<Run> runs, List<Slab> slabs, List<LargeBlock> largeBlocks)
-            implements LayerSnapshot {
+    record Pool(String type, long allocations, long passThroughAllocations, long failures, long slabAllocations,
+                long slabReleases, long trims, long racingDoubleFrees, List<SizeClass> classes, List<Run> runs,
+                List<Slab> slabs, List<LargeBlock> largeBlocks) implements LayerSnapshot {
 
         /**
          * Validates and copies.
          *
-         * @throws NullPointerException if an argument is null or a list holds null
+         * @throws NullPointerException     if an argument is null or a list holds null
+         * @throws IllegalArgumentException if a counter is negative
          */
         public Pool {
             Objects.requireNonNull(type, "type");
+            if (allocations < 0 || passThroughAllocations < 0 || failures < 0 || slabAllocations < 0
+                    || slabReleases < 0 || trims < 0 || racingDoubleFrees < 0) {
+                throw new IllegalArgumentException("pool counters: " + allocations + " allocations, "
+                        + passThroughAllocations + " passed through, " + failures + " failures, " + slabAllocations
+                        + " slabs carved, " + slabReleases + " released, " + trims + " trims, " + racingDoubleFrees
+                        + " racing double frees (expected: >= 0)");
+            }
             classes = List.copyOf(classes);
             runs = List.copyOf(runs);
             slabs = List.copyOf(slabs);
@@ -521,7 +553,8 @@ public sealed interface LayerSnapshot {
     }
 
     /**
-     * One block a placement layer mapped.
+     * One block a placement layer mapped; also what {@code HugePageAllocator.mapping(ptr)} says of a
+     * block.
      *
      * @param address        the block
      * @param byteSize       the size asked for

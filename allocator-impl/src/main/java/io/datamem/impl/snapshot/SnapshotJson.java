@@ -86,6 +86,10 @@ final class SnapshotJson {
                 out.end(']');
             }
             case LayerSnapshot.Pool p -> {
+                out.field("allocations", p.allocations()).field("passThroughAllocations", p.passThroughAllocations())
+                        .field("failures", p.failures()).field("slabAllocations", p.slabAllocations())
+                        .field("slabReleases", p.slabReleases()).field("trims", p.trims())
+                        .field("racingDoubleFrees", p.racingDoubleFrees());
                 out.field("runByteSize", p.runByteSize()).field("usedByteSize", p.usedByteSize())
                         .field("freeByteSize", p.freeByteSize())
                         .field("largestFreeRunByteSize", p.largestFreeRunByteSize())
@@ -194,7 +198,9 @@ final class SnapshotJson {
                             b.has("stack") ? b.list("stack", Obj::text) : List.of(),
                             b.has("pageSize") ? b.number("pageSize") : 0,
                             b.has("nodes") ? b.list("nodes", (n, w) -> n.node()) : List.of())));
-            case "pool" -> new LayerSnapshot.Pool(type,
+            case "pool" -> new LayerSnapshot.Pool(type, l.optional("allocations"), l.optional("passThroughAllocations"),
+                    l.optional("failures"), l.optional("slabAllocations"), l.optional("slabReleases"),
+                    l.optional("trims"), l.optional("racingDoubleFrees"),
                     l.list("classes", (c, where) -> new LayerSnapshot.SizeClass(c.number("byteSize"),
                             c.number("slabByteSize"), c.integer("blocksPerSlab"), c.integer("runs"),
                             c.number("runByteSize"), c.integer("slabs"), c.integer("whollyFreeSlabs"),
@@ -255,6 +261,11 @@ final class SnapshotJson {
                 return n;
             }
             throw new Misread(at + "." + name + ": expected an integer that fits 64 bits");
+        }
+
+        /** An integer field that documents written before it was added lack: 0 when absent. */
+        long optional(String name) {
+            return has(name) ? number(name) : 0;
         }
 
         int integer(String name) {

@@ -1,6 +1,7 @@
 package io.datamem.impl.adaptor;
 
 import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.array.DType;
@@ -56,7 +57,7 @@ class StatisticsAdaptorTest {
     @Test
     void scopesCountTheirOwnBlockAndAddUpWhenPopped() {
         MemorySegment before = stats.malloc(1000);
-        StatisticsAdaptorImpl.Figures outer;
+        LayerSnapshot.Statistics outer;
         try (StatisticsAdaptorImpl.Scope block = stats.push()) {
             MemorySegment a = stats.malloc(100);
             StatisticsAdaptorImpl.Scope inner = stats.push();
@@ -64,9 +65,9 @@ class StatisticsAdaptorTest {
             MemorySegment c = stats.realloc(b, 500, 800);
             stats.free(c, 800);
             assertEquals(2, stats.scopeDepth());
-            StatisticsAdaptorImpl.Figures in = stats.pop();
+            LayerSnapshot.Statistics in = stats.pop();
             assertFalse(inner.isOpen());
-            assertEquals(new StatisticsAdaptorImpl.Figures(0, 800, 800, 800, 1, 1, 1, 0), in);
+            assertEquals(new LayerSnapshot.Statistics("StatisticsAdaptor", 0, 800, 800, 800, 1, 1, 1, 0), in);
             stats.free(before, 1000); // allocated before the scope: its bytes go negative
             stats.free(a, 100);
             outer = block.figures();
@@ -79,7 +80,7 @@ class StatisticsAdaptorTest {
         }
         assertEquals(0, stats.scopeDepth());
         assertThrows(IllegalStateException.class, stats::pop);
-        assertEquals(new StatisticsAdaptorImpl.Figures(0, 1900, 1900, 1900, 3, 3, 1, 0), stats.figures());
+        assertEquals(new LayerSnapshot.Statistics("StatisticsAdaptor", 0, 1900, 1900, 1900, 3, 3, 1, 0), stats.figures());
     }
 
     @Test
@@ -134,7 +135,7 @@ class StatisticsAdaptorTest {
             NDArray a = NDArray.zeros(DType.INT64, 100);
             a.resize(200);
             a.close();
-            assertEquals(new StatisticsAdaptor.Figures(0, 1600, 1600, 1600, 1, 1, 1, 0), s.figures(),
+            assertEquals(new LayerSnapshot.Statistics("StatisticsAdaptor", 0, 1600, 1600, 1600, 1, 1, 1, 0), s.figures(),
                     "the statistics sit above the guard: they see the sizes the array asked for");
         }
     }

@@ -5,6 +5,7 @@ import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
 import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,8 +56,8 @@ class ExplicitHugePageBehaviourTest {
                 .build();
         long size = 8 * MiB;
         MemorySegment p = a.malloc(size);
-        HugePageAllocatorImpl.Mapping m = a.mapping(p).orElseThrow();
-        assertEquals(PageKind.HUGETLB_2M, m.kind());
+        LayerSnapshot.Mapping m = a.mapping(p).orElseThrow();
+        assertEquals("hugetlb_2m", m.pages());
         assertEquals(0, p.address() % (2 * MiB));
         p.reinterpret(size).fill((byte) 1);
         HugePages.Residency r = HugePages.residency(p).orElseThrow();
@@ -65,7 +66,7 @@ class ExplicitHugePageBehaviourTest {
         assertEquals(free - 4, HugePages.pool(2 * MiB).orElseThrow().available(), "4 pages taken from the pool");
         long rest = (free - 4) * 2 * MiB + 2 * MiB;     // one page more than what is left
         MemorySegment q = a.malloc(rest);
-        assertEquals(PageKind.TRANSPARENT, a.mapping(q).orElseThrow().kind(), "the pool ran out: transparent pages");
+        assertEquals("transparent, fallback", a.mapping(q).orElseThrow().pages(), "the pool ran out: transparent pages");
         assertEquals(1, a.fallbacks());
         MemorySegment grown = a.realloc(p, size, 10 * MiB);   // explicit pages move by copying
         assertEquals(1, grown.reinterpret(10 * MiB).get(java.lang.foreign.ValueLayout.JAVA_BYTE, size - 1));
@@ -87,8 +88,8 @@ class ExplicitHugePageBehaviourTest {
                 DataMem.createHandler("numa:bind=" + node + "(hugepages:2m)").allocator());
         long size = 4 * MiB + 1;
         MemorySegment p = a.malloc(size);
-        HugePageAllocatorImpl.Mapping m = a.hugePages().orElseThrow().mapping(p).orElseThrow();
-        assertEquals(PageKind.HUGETLB_2M, m.kind());
+        LayerSnapshot.Mapping m = a.hugePages().orElseThrow().mapping(p).orElseThrow();
+        assertEquals("hugetlb_2m", m.pages());
         NumaPlacement placed = a.placement(p);
         assertEquals(3, placed.totalPages());
         assertEquals(3, placed.residentPages(), "bound explicit pages are faulted in at allocation: " + placed);

@@ -11,6 +11,7 @@ import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.internal.Libc;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Assumptions;
@@ -53,8 +54,8 @@ class HugePageAllocatorTest {
         long size = 8 * MiB;
         MemorySegment p = a.malloc(size);
         assertEquals(0, p.address() % THP, "aligned to the transparent huge page size");
-        HugePageAllocatorImpl.Mapping m = a.mapping(p).orElseThrow();
-        assertEquals(new HugePageAllocatorImpl.Mapping(p.address(), size, size, PageKind.TRANSPARENT, THP, false), m);
+        LayerSnapshot.Mapping m = a.mapping(p).orElseThrow();
+        assertEquals(new LayerSnapshot.Mapping(p.address(), size, size, THP, "transparent", "", List.of()), m);
         assertEquals(THP, a.traitsOf(p).pageSize());
         p.reinterpret(size).fill((byte) 0x5a);
         HugePages.Residency r = HugePages.residency(p).orElseThrow();
@@ -148,9 +149,9 @@ class HugePageAllocatorTest {
                 .build();
         assertEquals(List.of(PageKind.HUGETLB_2M, PageKind.NORMAL), normal.pageKinds());
         MemorySegment p = normal.malloc(size);
-        HugePageAllocatorImpl.Mapping m = normal.mapping(p).orElseThrow();
-        assertEquals(PageKind.NORMAL, m.kind());
-        assertTrue(m.fallback());
+        LayerSnapshot.Mapping m = normal.mapping(p).orElseThrow();
+        assertEquals("normal, fallback", m.pages());
+        assertTrue(m.pages().endsWith(", fallback"), "a fallback");
         assertEquals(Libc.pageSize(), normal.traitsOf(p).pageSize(), "the traits say what the block got");
         assertEquals(1, normal.fallbacks());
         assertEquals(1, normal.mappingCount(PageKind.NORMAL));
@@ -160,7 +161,7 @@ class HugePageAllocatorTest {
         HugePageAllocatorImpl thp = HugePageAllocatorImpl.builder().pages(PageKind.HUGETLB_2M).fallback(Fallback.TRANSPARENT)
                 .build();
         MemorySegment q = thp.malloc(size);
-        assertEquals(PageKind.TRANSPARENT, thp.mapping(q).orElseThrow().kind());
+        assertEquals("transparent, fallback", thp.mapping(q).orElseThrow().pages());
         assertEquals(1, thp.fallbacks());
         thp.free(q, size);
 

@@ -13,6 +13,7 @@ import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.internal.placement.NumaTarget;
 import io.datamem.impl.os.LinuxMemory;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.internal.Libc;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
@@ -183,8 +184,8 @@ class NumaAllocatorTest {
             HugePageAllocatorImpl hp = a.hugePages().orElseThrow();
             long size = 8L << 20;
             MemorySegment p = a.malloc(size);
-            HugePageAllocatorImpl.Mapping m = hp.mapping(p).orElseThrow();
-            assertEquals(HugePageAllocatorImpl.PageKind.TRANSPARENT, m.kind());
+            LayerSnapshot.Mapping m = hp.mapping(p).orElseThrow();
+            assertEquals("transparent", m.pages());
             assertEquals(HugePageAllocatorImpl.PageKind.TRANSPARENT.pageSize(), a.traitsOf(p).pageSize());
             assertEquals(0, p.address() % m.pageSize());
             NumaPlacement placed = a.placement(p);

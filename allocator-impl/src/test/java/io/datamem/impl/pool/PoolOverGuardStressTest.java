@@ -1,5 +1,6 @@
 package io.datamem.impl.pool;
 
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
 import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
@@ -110,12 +111,12 @@ class PoolOverGuardStressTest {
                 largeInUse += b.size();
             }
         }
-        PoolingAllocator.Statistics s = pool.statistics();
-        assertEquals(pooledInUse, s.inUseByteSize(), "bytes of pooled blocks handed out");
+        LayerSnapshot.Pool s = pool.statistics();
+        assertEquals(pooledInUse, s.usedByteSize(), "bytes of pooled blocks handed out");
         assertEquals(handedOut.get(), s.allocations(), "pooled blocks handed out");
         assertEquals(passedThrough.get(), s.passThroughAllocations(), "requests sent past the pool");
-        assertEquals(s.allocations() - s.frees(), kept.stream().filter(b -> b.size() <= MAX_POOLED).count());
-        assertEquals(s.upstreamByteSize() + largeInUse, slabs.figures().currentBytes(), "slabs and large blocks, as the"
+        assertEquals(s.allocations() - frees(s), kept.stream().filter(b -> b.size() <= MAX_POOLED).count());
+        assertEquals(s.runByteSize() + largeInUse, slabs.figures().currentBytes(), "slabs and large blocks, as the"
                 + " statistics under the pool count them");
         assertEquals(List.of(), guard.check(), guard.report());
         assertEquals(slabs.figures().liveAllocations(), guard.liveCount());
@@ -127,10 +128,10 @@ class PoolOverGuardStressTest {
         pool.close();
 
         s = pool.statistics();
-        assertEquals(s.allocations(), s.frees(), "every pooled block came back");
-        assertEquals(0, s.inUseByteSize());
-        assertEquals(0, s.upstreamByteSize(), "every slab went back to the guard");
-        assertEquals(0, s.retainedByteSize());
+        assertEquals(s.allocations(), frees(s), "every pooled block came back");
+        assertEquals(0, s.usedByteSize());
+        assertEquals(0, s.runByteSize(), "every slab went back to the guard");
+        assertEquals(0, retainedByteSize(s));
         assertEquals(0, s.failures());
         assertEquals(s.slabAllocations(), s.slabReleases());
         assertEquals(0, slabs.figures().currentBytes());
@@ -337,10 +338,20 @@ class PoolOverGuardStressTest {
             }
         }
         p.trim();
-        assertEquals(0, p.statistics().upstreamByteSize());
+        assertEquals(0, p.statistics().runByteSize());
         assertEquals(0, g.liveCount());
         assertEquals(List.of(), g.check());
         g.drainQuarantine();
         assertEquals(List.of(), g.violations(), g.report());
+    }
+
+    /** The blocks given back to the pool: its allocations less the blocks its classes have handed out. */
+    private static long frees(LayerSnapshot.Pool s) {
+        return s.allocations() - s.classes().stream().mapToLong(LayerSnapshot.SizeClass::usedBlocks).sum();
+    }
+
+    /** The bytes of free blocks in the pool's slabs (uncarved slots left out). */
+    private static long retainedByteSize(LayerSnapshot.Pool s) {
+        return s.classes().stream().mapToLong(LayerSnapshot.SizeClass::freeByteSize).sum();
     }
 }

@@ -1,5 +1,6 @@
 package io.datamem.impl.pool;
 
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
@@ -44,9 +45,9 @@ class PoolingAllocatorConformanceTest extends AllocatorConformanceTest {
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
         PoolingAllocator pool = (PoolingAllocator) allocator;
-        PoolingAllocator.Statistics s = pool.statistics();
-        assertEquals(0, s.inUseByteSize(), "no block of the pool is still handed out");
-        assertEquals(s.upstreamByteSize(), counting.liveBytes(),
+        LayerSnapshot.Pool s = pool.statistics();
+        assertEquals(0, s.usedByteSize(), "no block of the pool is still handed out");
+        assertEquals(s.runByteSize(), counting.liveBytes(),
                 "the pool holds exactly the bytes the upstream counts as live");
         pool.close();
     }

@@ -1,5 +1,6 @@
 package io.datamem.impl.pool;
 
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.DataMemAllocator;
 import io.datamem.Device;
 import io.datamem.DeviceType;
@@ -81,12 +82,12 @@ class PoolingDeviceMemoryTest {
         DataMemAllocator noCopy = deviceTraits(host, new NoCopyInterchange());
         PoolingAllocator pool2 = PoolingAllocatorImpl.of(noCopy);
         MemorySegment q = pool2.malloc(100);
-        PoolingAllocator.Statistics before = pool2.statistics();
+        LayerSnapshot.Pool before = pool2.statistics();
         UnsupportedOperationException e2 = assertThrows(UnsupportedOperationException.class,
                 () -> pool2.realloc(q, 100, 50_000));
         assertTrue(e2.getMessage().contains("does not copy within device memory"), e2.getMessage());
-        PoolingAllocator.Statistics after = pool2.statistics();
-        assertEquals(before.inUseByteSize(), after.inUseByteSize(), "the block allocated for the move was freed");
+        LayerSnapshot.Pool after = pool2.statistics();
+        assertEquals(before.usedByteSize(), after.usedByteSize(), "the block allocated for the move was freed");
         pool2.free(q, 100);
         pool.close();
         pool2.close();

@@ -33,16 +33,16 @@ class PoolingSmallClassesTest {
         PoolingAllocator pool = PoolingAllocatorImpl.of(counting);
         assertEquals(16, pool.classByteSizes()[0], "the smallest class is 16 bytes");
         MemorySegment first = pool.malloc(64);
-        assertTrue(pool.statistics().upstreamByteSize() <= TWO_MIB,
-                "one 64-byte block took " + pool.statistics().upstreamByteSize() + " bytes upstream");
+        assertTrue(pool.statistics().runByteSize() <= TWO_MIB,
+                "one 64-byte block took " + pool.statistics().runByteSize() + " bytes upstream");
         pool.free(first, 64);
         List<MemorySegment> blocks = allocateAndCheck(pool, 1000, 64);
         assertEquals(1, counting.allocations(), "1000 blocks of 64 bytes came from one upstream allocation");
-        assertTrue(pool.statistics().upstreamByteSize() <= TWO_MIB, pool.statistics().toString());
+        assertTrue(pool.statistics().runByteSize() <= TWO_MIB, pool.statistics().toString());
         blocks.forEach(p -> pool.free(p, 64));
         pool.trim();
         assertEquals(0, counting.liveBlocks(), "the run went back once all its slabs were free");
-        assertEquals(0, pool.statistics().upstreamByteSize());
+        assertEquals(0, pool.statistics().runByteSize());
         pool.close();
     }
 
@@ -57,11 +57,11 @@ class PoolingSmallClassesTest {
         }
         PoolingAllocator pool = assertInstanceOf(PoolingAllocator.class, h.allocator());
         List<MemorySegment> blocks = allocateAndCheck(pool, 1000, 64);
-        assertTrue(pool.statistics().upstreamByteSize() <= TWO_MIB,
-                "1000 blocks of 64 bytes took " + pool.statistics().upstreamByteSize() + " bytes upstream");
+        assertTrue(pool.statistics().runByteSize() <= TWO_MIB,
+                "1000 blocks of 64 bytes took " + pool.statistics().runByteSize() + " bytes upstream");
         blocks.forEach(p -> pool.free(p, 64));
         pool.close();
-        assertEquals(0, pool.statistics().upstreamByteSize());
+        assertEquals(0, pool.statistics().runByteSize());
     }
 
     @ParameterizedTest

@@ -46,7 +46,7 @@ class SharedMemoryConformanceTest extends AllocatorConformanceTest {
             assertEquals(0, shared.liveBlocks(), "live blocks after the test");
         }
         if (allocator instanceof PoolingAllocator pool) {
-            assertEquals(0, pool.statistics().inUseByteSize(), "no block of the pool is still handed out");
+            assertEquals(0, pool.statistics().usedByteSize(), "no block of the pool is still handed out");
             pool.close();   // runs held by the heaps of threads still ending may stay: not counted
         } else {
             assertEquals(exportedBefore, SharedMemory.exportedMappings(), "exported mappings left by the test");

@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -117,6 +118,12 @@ class MemorySnapshotTest {
         assertEquals(640, p.largestFreeRunByteSize());
         assertEquals(52 * 64, p.usedByteSize());
         assertEquals(12 * 64, p.freeByteSize());
+        assertEquals(64, p.allocations(), "the pooled blocks handed out");
+        assertEquals(12, p.allocations() - c.usedBlocks(), "the blocks given back");
+        assertEquals(1, p.passThroughAllocations());
+        assertEquals(1, p.slabAllocations());
+        assertEquals(0, p.slabReleases() + p.trims() + p.failures() + p.racingDoubleFrees());
+        assertEquals(p, pool.statistics(), "the same read");
 
         for (int i = 0; i < 64; i++) {
             if (i < 10 || i >= 20 && i != 30 && i != 40) {
@@ -220,7 +227,7 @@ class MemorySnapshotTest {
                 new LayerSnapshot.Limit("LimitingAdaptor", 100, 48, 2),
                 new LayerSnapshot.Tracking("TrackingAdaptor", "sampled", 1, List.of(block)),
                 new LayerSnapshot.Statistics("StatisticsAdaptor", 48, 96, 144, 96, 3, 2, 1, 0),
-                new LayerSnapshot.Pool("PoolingAllocator",
+                new LayerSnapshot.Pool("PoolingAllocator", 11, 12, 13, 14, 15, 16, 17,
                         List.of(new LayerSnapshot.SizeClass(48, 3072, 64, 1, 4096, 1, 0, 0, 1, 63, 1024, 4048)),
                         List.of(new LayerSnapshot.Run(0x1000, 4096, 48, 1, 1, 4048, 4048)),
                         List.of(new LayerSnapshot.Slab(0x1000, 48, 64, -2L, "main (ended)")),
@@ -257,6 +264,24 @@ class MemorySnapshotTest {
         assertTrue(broken.getMessage().startsWith("not JSON: "), broken.getMessage());
         assertEquals(1, MemorySnapshot.parse(good.replace("\"refusals\": 0", "\"refusals\": 0, \"later\": [1.5, true,"
                 + " null, {}]")).handlers().size(), "fields it does not know are ignored");
+    }
+
+    @Test
+    void aPoolSectionWithoutItsCountersReadsThemAsZero() {
+        LayerSnapshot.Pool pool = new LayerSnapshot.Pool("PoolingAllocator", 1, 2, 3, 4, 5, 6, 7, List.of(), List.of(),
+                List.of(), List.of());
+        String json = new MemorySnapshot(Instant.EPOCH, 1, List.of(new MemorySnapshot.Handler("h", 1,
+                List.of(pool)))).toJson();
+        String older = json;   // as written before the pool's counters were part of the section
+        for (String field : List.of("allocations", "passThroughAllocations", "failures", "slabAllocations",
+                "slabReleases", "trims", "racingDoubleFrees")) {
+            older = older.replaceFirst("\"" + field + "\": \\d+,\\s*", "");
+        }
+        assertFalse(older.contains("\"trims\""), older);
+        assertEquals(new LayerSnapshot.Pool("PoolingAllocator", 0, 0, 0, 0, 0, 0, 0, List.of(), List.of(), List.of(),
+                List.of()), MemorySnapshot.parse(older).handlers().getFirst().layers().getFirst(), older);
+        assertThrows(IllegalArgumentException.class, () -> MemorySnapshot.parse(json.replace("\"trims\": 6",
+                "\"trims\": -6")));
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -102,7 +103,7 @@ public final class DemoCommand implements Callable<Integer> {
                 "bytes freed", "peak bytes", "in use");
         for (var e : List.of(java.util.Map.entry(defaultHandler, defaultStats), java.util.Map.entry(aligned,
                 alignedStats))) {
-            StatisticsAdaptor.Figures s = e.getValue().figures();
+            LayerSnapshot.Statistics s = e.getValue().figures();
             out.printf("%-24s %12d %6d %16d %16d %12d %8d%n", e.getKey().name(), s.allocations(), s.frees(),
                     s.allocatedBytes(), s.freedBytes(), s.peakBytes(), s.currentBytes());
         }

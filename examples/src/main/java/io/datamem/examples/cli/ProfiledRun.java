@@ -6,6 +6,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.micrometer.DataMemMetrics;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -41,7 +42,7 @@ final class ProfiledRun {
         try (DataMemMetrics metrics = DataMemMetrics.of(h)) {
             metrics.bindTo(registry);
             StatisticsAdaptor stats = metrics.statistics();
-            StatisticsAdaptor.Figures block;
+            LayerSnapshot.Statistics block;
             double sum;
             try (StatisticsAdaptor.Scope scope = stats.push()) {
                 sum = DataMem.callWith(h, () -> computeBlock(elements));
@@ -58,7 +59,7 @@ final class ProfiledRun {
                     .collect(Collectors.joining(", ")));
             out.printf("  the block's own figures (a statistics scope): %d allocations, %d reallocations, %d frees,"
                     + " peak %d bytes%n", block.allocations(), block.reallocations(), block.frees(), block.peakBytes());
-            StatisticsAdaptor.Figures all = stats.figures();
+            LayerSnapshot.Statistics all = stats.figures();
             return all.currentBytes() == 0 && all.failures() == 0;
         } finally {
             registry.close();

@@ -27,6 +27,8 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     // the logger keeps the exported type's name, the one users configure
     private static final System.Logger LOG = System.getLogger(StatisticsAdaptor.class.getName());
+    /** The {@code type} of the figures: the snapshot section's name for this layer. */
+    private static final String TYPE = "StatisticsAdaptor";
 
     // A cell: one long[] per thread (or per virtual-thread stripe), padded at both ends so that two
     // cells never share a cache line.
@@ -503,7 +505,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     }
 
     @Override
-    public Figures figures() {
+    public LayerSnapshot.Statistics figures() {
         Cells c = cellsForReading();
         // Frees before allocations: a free read here happened after its block's allocation, which
         // the later reads of the allocating cell then see; so neither the bytes nor the blocks in use
@@ -516,7 +518,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         }
         long allocated = c.sum(ALLOCATED);
         long current = allocated - freed;
-        return new Figures(current, raisePeak(current), allocated, freed, allocations, frees,
+        return new LayerSnapshot.Statistics(TYPE, current, raisePeak(current), allocated, freed, allocations, frees,
                 c.sum(REALLOCATIONS), c.sum(FAILURES));
     }
 
@@ -527,9 +529,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      */
     @Override
     public LayerSnapshot snapshot() {
-        Figures f = figures();
-        return new LayerSnapshot.Statistics("StatisticsAdaptor", f.currentBytes(), f.peakBytes(), f.allocatedBytes(),
-                f.freedBytes(), f.allocations(), f.frees(), f.reallocations(), f.failures());
+        return figures();
     }
 
     @Override
@@ -566,7 +566,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     }
 
     @Override
-    public Figures pop() {
+    public LayerSnapshot.Statistics pop() {
         synchronized (scopeLock) {
             Counters c = top;
             if (c == null) {
@@ -576,7 +576,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         }
     }
 
-    private Figures popLocked(Counters c) {
+    private LayerSnapshot.Statistics popLocked(Counters c) {
         top = c.parent;
         c.closed = true;
         if (c.parent != null) {
@@ -606,7 +606,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         }
 
         @Override
-        public Figures figures() {
+        public LayerSnapshot.Statistics figures() {
             return counters.figures();
         }
 
@@ -800,13 +800,13 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
             failures.add(child.failures.sum());
         }
 
-        Figures figures() {
+        LayerSnapshot.Statistics figures() {
             return figures(allocations.sum());
         }
 
-        Figures figures(long allocationCount) {
-            return new Figures(current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(), allocationCount,
-                    frees.sum(), reallocations.sum(), failures.sum());
+        LayerSnapshot.Statistics figures(long allocationCount) {
+            return new LayerSnapshot.Statistics(TYPE, current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(),
+                    allocationCount, frees.sum(), reallocations.sum(), failures.sum());
         }
     }
 }

@@ -432,9 +432,19 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
     }
 
     @Override
-    public Optional<Mapping> mapping(MemorySegment ptr) {
+    public Optional<LayerSnapshot.Mapping> mapping(MemorySegment ptr) {
         Objects.requireNonNull(ptr, "ptr");
-        return Optional.ofNullable(mappings.get(ptr.address()));
+        return Optional.ofNullable(mappings.get(ptr.address())).map(Mapping::describe);
+    }
+
+    /**
+     * The live mapping at an address, as this allocator records it (for the NUMA allocator).
+     *
+     * @param address a block's address
+     * @return its mapping, or null if none is live there
+     */
+    Mapping mapped(long address) {
+        return mappings.get(address);
     }
 
     @Override
@@ -462,8 +472,7 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
     public LayerSnapshot snapshot() {
         List<LayerSnapshot.Mapping> all = new ArrayList<>();
         for (Mapping m : mappings.records()) {
-            all.add(new LayerSnapshot.Mapping(m.address(), m.byteSize(), m.mappedByteSize(), m.pageSize(),
-                    m.kind().name().toLowerCase(Locale.ROOT) + (m.fallback() ? ", fallback" : ""), "", List.of()));
+            all.add(m.describe());
         }
         all.sort(java.util.Comparator.comparingLong(LayerSnapshot.Mapping::address));
         return new LayerSnapshot.Placement("HugePageAllocator", all);
@@ -566,6 +575,40 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
 
     private Mapping live(MemorySegment ptr, long byteSize) {
         return mappings.check(ptr.address(), byteSize, "free");
+    }
+
+    /**
+     * One block this allocator mapped, with the pages it actually got: the entry of its table of
+     * live mappings.
+     *
+     * @param address        the block
+     * @param byteSize       the size the caller asked for (and frees with)
+     * @param mappedByteSize the length of the mapping: {@code byteSize} rounded up to whole pages
+     * @param kind           the pages behind it
+     * @param pageSize       their size
+     * @param fallback       whether these are not the pages asked for
+     */
+    record Mapping(long address, long byteSize, long mappedByteSize, PageKind kind, long pageSize,
+                   boolean fallback) {
+
+        Mapping {
+            Objects.requireNonNull(kind, "kind");
+            if (byteSize < 0 || mappedByteSize < Math.max(byteSize, 1) || pageSize <= 0
+                    || mappedByteSize % pageSize != 0) {
+                throw new IllegalArgumentException("mapping of " + byteSize + " bytes in " + mappedByteSize
+                        + " on pages of " + pageSize + " (expected: whole pages covering the block)");
+            }
+        }
+
+        /** The kind of pages as a snapshot names them: {@code transparent}, {@code hugetlb_2m, fallback}, ... */
+        String pages() {
+            return kind.name().toLowerCase(Locale.ROOT) + (fallback ? ", fallback" : "");
+        }
+
+        /** The mapping as {@code mapping(ptr)} and a snapshot describe it. */
+        LayerSnapshot.Mapping describe() {
+            return new LayerSnapshot.Mapping(address, byteSize, mappedByteSize, pageSize, pages(), "", List.of());
+        }
     }
 
     /** How this allocator words what its table of mappings refuses. */

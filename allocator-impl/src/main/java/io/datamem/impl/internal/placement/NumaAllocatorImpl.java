@@ -534,7 +534,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
                     + "get_area_memlocation support)");
         }
         long stride = b.origin() == Origin.HUGE_PAGES
-                ? hugePages.mapping(ptr).map(HugePageAllocator.Mapping::pageSize).orElse(pageSize) : pageSize;
+                ? Optional.ofNullable(hugePages.mapped(ptr.address())).map(HugePageAllocatorImpl.Mapping::pageSize)
+                        .orElse(pageSize) : pageSize;
         List<Integer> where = new ArrayList<>();
         int r = HwlocBinding.areaMemlocation(b.address(), b.span(), where);
         if (r < 0) {
@@ -575,10 +576,9 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             long pages = pageSize;
             String kind = "normal";
             if (b.origin() == Origin.HUGE_PAGES) {
-                HugePageAllocator.Mapping m = hugePages.mapping(MemorySegment.ofAddress(b.address())).orElse(null);
+                HugePageAllocatorImpl.Mapping m = hugePages.mapped(b.address());
                 pages = m == null ? 0 : m.pageSize();
-                kind = m == null ? "hugepages" : m.kind().name().toLowerCase(java.util.Locale.ROOT)
-                        + (m.fallback() ? ", fallback" : "");
+                kind = m == null ? "hugepages" : m.pages();
             } else if (b.origin() == Origin.UPSTREAM) {
                 pages = upstream.traits().pageSize();
                 kind = "upstream";
@@ -627,7 +627,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             if (q.address() == 0) {
                 return q;
             }
-            long span = hugePages.mapping(q).map(HugePageAllocator.Mapping::mappedByteSize).orElseThrow();
+            long span = Optional.ofNullable(hugePages.mapped(q.address()))
+                    .map(HugePageAllocatorImpl.Mapping::mappedByteSize).orElseThrow();
             blocks.replace(b.address(), b, q.address(),
                     new Block(q.address(), newByteSize, span, Origin.HUGE_PAGES, b.nodes()));
             return q;
@@ -747,7 +748,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
                     PENDING_NODES.remove();
                 }
                 if (p.address() != 0) {
-                    long span = hugePages.mapping(p).map(HugePageAllocator.Mapping::mappedByteSize).orElseThrow();
+                    long span = Optional.ofNullable(hugePages.mapped(p.address()))
+                            .map(HugePageAllocatorImpl.Mapping::mappedByteSize).orElseThrow();
                     blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
                 }
                 yield p;

@@ -1202,8 +1202,24 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         }
     }
 
+    /**
+     * The pool's counters, then its size classes, runs, slabs (with their free blocks) and large
+     * blocks, as {@link #snapshot()} describes them.
+     *
+     * <p>The counters are read first and without a lock (the virtual threads' heap under its own
+     * lock, which is taken before a depot lock elsewhere, never after). Then the pool is read under
+     * the locks of all its classes' depots at once, the locks its slow path takes to carve slabs and
+     * runs and to release them, so the runs and slabs listed are those it held at one instant, and
+     * the large blocks listed were live within that instant's window: none overlaps another. Threads
+     * whose current slab has a free block go on allocating and freeing meanwhile (the fast path takes
+     * no lock); a thread that needs a new slab waits for the pass. A slab's free blocks come from one
+     * read of its remote bitmap and then one of its free bitmap: a block its owner is moving from the
+     * first to the second at that moment may be counted as used.
+     *
+     * @return the pool's figures
+     */
     @Override
-    public Statistics statistics() {
+    public LayerSnapshot.Pool statistics() {
         long allocations = endedHeapAllocations.sum();
         for (Heap h : allHeaps) {
             allocations += h.allocations;
@@ -1211,54 +1227,41 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         synchronized (shared) {
             allocations += shared.allocations;
         }
-        long inUse = 0;
-        long retained = 0;
-        long liveBlocks = 0;
-        for (Slab s : index.slabs()) {
-            long free = (((long) FREE.getAcquire(s)) | s.remote) & s.mask;
-            int live = s.blockCount - Long.bitCount(free);
-            liveBlocks += live;
-            inUse += live * s.blockSize;
-            retained += (s.blockCount - live) * s.blockSize;
-        }
-        // Frees are not counted on the fast path: every block handed out is live or was freed.
-        long frees = allocations - liveBlocks;
-        return new Statistics(allocations, frees, slabAllocations.sum(), slabReleases.sum(), passThrough.sum(),
-                failures.sum(), upstreamBytes.get(), inUse, retained, trims.sum(), racingDoubleFrees.sum());
+        // Frees are not counted on the fast path: every block handed out is live or was freed, so
+        // the blocks freed are these allocations less the blocks the classes say are in use.
+        Counters counters = new Counters(allocations, passThrough.sum(), failures.sum(), slabAllocations.sum(),
+                slabReleases.sum(), trims.sum(), racingDoubleFrees.sum());
+        return underDepotLocks(0, counters);
     }
 
     /**
-     * Describes the pool for a {@link io.datamem.impl.snapshot.MemorySnapshot}: its size classes,
-     * runs, slabs (with their free blocks) and large blocks.
-     *
-     * <p>The pool is read under the locks of all its classes' depots at once, the locks its slow
-     * path takes to carve slabs and runs and to release them, so the runs and slabs listed are those
-     * it held at one instant, and the large blocks listed were live within that instant's window:
-     * none overlaps another. Threads whose current slab has a free block go on allocating and
-     * freeing meanwhile (the fast path takes no lock); a thread that needs a new slab waits for the
-     * pass. A slab's free blocks come from one read of its remote bitmap and then one of its free
-     * bitmap: a block its owner is moving from the first to the second at that moment may be
-     * counted as used.
+     * Describes the pool for a {@link io.datamem.impl.snapshot.MemorySnapshot}: its
+     * {@link #statistics()}.
      *
      * @return the pool's section of a snapshot
      */
     @Override
     public LayerSnapshot snapshot() {
-        return underDepotLocks(0);
+        return statistics();
+    }
+
+    /** The pool's counters, read before its depot locks are taken. */
+    private record Counters(long allocations, long passThroughAllocations, long failures, long slabAllocations,
+                            long slabReleases, long trims, long racingDoubleFrees) {
     }
 
     /** Takes the depot locks of classes {@code c} and above, in order, then describes the pool. */
-    private LayerSnapshot underDepotLocks(int c) {
+    private LayerSnapshot.Pool underDepotLocks(int c, Counters counters) {
         if (c == depots.length) {
-            return describe();
+            return describe(counters);
         }
         synchronized (depots[c]) {
-            return underDepotLocks(c + 1);
+            return underDepotLocks(c + 1, counters);
         }
     }
 
     /** The pool's section; the caller holds every depot lock, under which runs come and go. */
-    private LayerSnapshot describe() {
+    private LayerSnapshot.Pool describe(Counters n) {
         List<List<Run>> byClass = new ArrayList<>(classSizes.length);
         for (int c = 0; c < classSizes.length; c++) {
             byClass.add(new ArrayList<>());
@@ -1284,7 +1287,8 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
             }
         }
         large.sort(java.util.Comparator.comparingLong(LayerSnapshot.LargeBlock::address));
-        return new LayerSnapshot.Pool("PoolingAllocator", classes, runs, slabs, large);
+        return new LayerSnapshot.Pool("PoolingAllocator", n.allocations(), n.passThroughAllocations(), n.failures(),
+                n.slabAllocations(), n.slabReleases(), n.trims(), n.racingDoubleFrees(), classes, runs, slabs, large);
     }
 
     /** One class, its runs and slabs added to the lists; caller holds the class's depot lock. */

@@ -1,6 +1,7 @@
 package io.datamem.impl.internal.adaptor;
 
 import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.DataMem;
 import org.junit.jupiter.api.Test;
 
@@ -82,7 +83,7 @@ class StatisticsAdaptorCellsTest {
             assertEquals(e.v.get(Expected.H + i), stats.histogram().count(i), when + ": bucket " + i);
             allocations += e.v.get(Expected.H + i);
         }
-        StatisticsAdaptorImpl.Figures f = stats.figures();
+        LayerSnapshot.Statistics f = stats.figures();
         assertEquals(liveBytes, f.currentBytes(), when);
         assertEquals(e.v.get(Expected.ALLOCATED), f.allocatedBytes(), when);
         assertEquals(e.v.get(Expected.FREED), f.freedBytes(), when);

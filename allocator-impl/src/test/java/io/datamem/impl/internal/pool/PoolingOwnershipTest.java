@@ -1,5 +1,6 @@
 package io.datamem.impl.internal.pool;
 
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
@@ -55,7 +56,7 @@ class PoolingOwnershipTest {
         runOnAnotherThread(() -> pool.free(p, 64));
         assertEquals(1L << block, s.remote, "set in the remote bitmap");
         assertSame(s, s.owner.remoteHead, "the slab is on its owner's remote stack");
-        assertEquals(0, pool.statistics().inUseByteSize(), "already counted as free");
+        assertEquals(0, pool.statistics().usedByteSize(), "already counted as free");
         String twice = assertThrows(IllegalArgumentException.class, () -> pool.free(p, 64),
                 "the owner frees what another thread freed").getMessage();
         assertTrue(twice.contains("double free") && twice.contains(Long.toHexString(p.address())), twice);
@@ -73,8 +74,8 @@ class PoolingOwnershipTest {
         assertTrue(seen.contains(p.address()), "the block freed remotely was collected and reused");
         assertEquals(0, s.remote);
         live.forEach(q -> pool.free(q, 64));
-        PoolingAllocatorImpl.Statistics st = pool.statistics();
-        assertEquals(st.allocations(), st.frees());
+        LayerSnapshot.Pool st = pool.statistics();
+        assertEquals(st.allocations(), frees(st));
         assertEquals(0, st.racingDoubleFrees());
         pool.close();
         assertEquals(0, counting.liveBlocks());
@@ -149,10 +150,10 @@ class PoolingOwnershipTest {
         }
         held.forEach(q -> pool.free(q, 64));
         pool.trim();
-        PoolingAllocatorImpl.Statistics s = pool.statistics();
+        LayerSnapshot.Pool s = pool.statistics();
         assertEquals(rounds, refused.get() + s.racingDoubleFrees(), "one of each pair of frees was refused or"
                 + " found when collected (refused " + refused.get() + ", found " + s.racingDoubleFrees() + ")");
-        assertEquals(0, s.inUseByteSize());
+        assertEquals(0, s.usedByteSize());
         pool.close();
         assertEquals(0, counting.liveBlocks());
     }
@@ -205,12 +206,12 @@ class PoolingOwnershipTest {
             });
             blocks.forEach(p -> pool.free(p, 64));
         }
-        long upstream = pool.statistics().upstreamByteSize();
+        long upstream = pool.statistics().runByteSize();
         assertTrue(upstream <= 1 << 20, "400 threads of 100 blocks of 64 bytes, all freed, hold " + upstream
                 + " bytes upstream");
-        PoolingAllocatorImpl.Statistics s = pool.statistics();
+        LayerSnapshot.Pool s = pool.statistics();
         assertEquals(40_000, s.allocations());
-        assertEquals(40_000, s.frees());
+        assertEquals(40_000, frees(s));
         pool.trim();
         assertEquals(0, counting.liveBlocks(), "the last heaps went back at the trim");
         pool.close();
@@ -234,5 +235,10 @@ class PoolingOwnershipTest {
         if (e != null) {
             throw new AssertionError(e);
         }
+    }
+
+    /** The blocks given back to the pool: its allocations less the blocks its classes have handed out. */
+    private static long frees(LayerSnapshot.Pool s) {
+        return s.allocations() - s.classes().stream().mapToLong(LayerSnapshot.SizeClass::usedBlocks).sum();
     }
 }

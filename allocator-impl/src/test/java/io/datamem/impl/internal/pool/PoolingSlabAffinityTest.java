@@ -36,7 +36,7 @@ class PoolingSlabAffinityTest {
         pool.free(theirs.get(), 64);   // a free from another thread than the allocating one
         pool.free(mine, 64);
         pool.trim();
-        assertEquals(0, pool.statistics().inUseByteSize());
+        assertEquals(0, pool.statistics().usedByteSize());
         assertEquals(0, counting.liveBlocks(), "both slabs went back once free and trimmed");
     }
 }
