@@ -65,6 +65,29 @@ abstract class AdaptorProvider implements DataMemProvider {
         return parse(term, context).apply(upstream);
     }
 
+    /**
+     * The term's options ({@link ProviderTerm#options}), its refusal of a malformed list turned into
+     * this family's message.
+     */
+    final List<ProviderTerm.Option> options(ProviderTerm term, ProviderContext context, String family,
+                                            String expected) {
+        try {
+            return term.options(family);
+        } catch (IllegalArgumentException e) {
+            throw term.refused(context.handlerName(), e.getMessage(), expected);
+        }
+    }
+
+    /** An option's byte size ({@link ProviderTerm#byteSize}), its refusal turned into this family's message. */
+    final long byteSize(ProviderTerm term, ProviderContext context, ProviderTerm.Option option, long maxBytes,
+                        String expected) {
+        try {
+            return ProviderTerm.byteSize(option.key(), option.value(), maxBytes);
+        } catch (IllegalArgumentException e) {
+            throw term.refused(context.handlerName(), e.getMessage(), expected);
+        }
+    }
+
     /** The message for a malformed term. */
     final IllegalArgumentException malformed(ProviderTerm term, ProviderContext context, String expected) {
         return new IllegalArgumentException("handler name " + Messages.quote(context.handlerName()) + ": "

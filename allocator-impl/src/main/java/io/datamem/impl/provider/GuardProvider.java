@@ -28,51 +28,27 @@ public final class GuardProvider extends AdaptorProvider {
             throw malformed(term, context, EXPECTED);
         }
         GuardAdaptorImpl.OnViolation action = null;
-        int redZone = GuardAdaptorImpl.DEFAULT_RED_ZONE_BYTES;
-        long quarantine = GuardAdaptorImpl.DEFAULT_QUARANTINE_BYTES;
-        boolean redZoneSet = false;
-        boolean quarantineSet = false;
-        try {
-            for (ProviderTerm.Option o : term.options("guard")) {
-                switch (o.key()) {
-                    case "throw", "record" -> {
-                        if (o.hasValue() || action != null) {
-                            throw malformed(term, context, EXPECTED);
-                        }
-                        action = o.key().equals("throw") ? GuardAdaptorImpl.OnViolation.THROW
-                                : GuardAdaptorImpl.OnViolation.RECORD;
-                    }
-                    case "redzone" -> {
-                        if (!o.hasValue() || redZoneSet) {
-                            throw malformed(term, context, EXPECTED);
-                        }
-                        long bytes = ProviderTerm.byteSize("redzone", o.value(), 4096);
-                        if (bytes < 1) {
-                            throw term.refused(context.handlerName(), "redzone=" + o.value() + " is empty",
-                                    "redzone=BYTES from 1 to 4096");
-                        }
-                        redZone = (int) bytes;
-                        redZoneSet = true;
-                    }
-                    case "quarantine" -> {
-                        if (!o.hasValue() || quarantineSet) {
-                            throw malformed(term, context, EXPECTED);
-                        }
-                        quarantine = ProviderTerm.byteSize("quarantine", o.value(), Long.MAX_VALUE);
-                        quarantineSet = true;
-                    }
-                    default -> throw malformed(term, context, EXPECTED);
+        long redZone = -1;
+        long quarantine = -1;
+        for (ProviderTerm.Option o : options(term, context, "guard", EXPECTED)) {
+            String key = o.key();
+            if ((key.equals("throw") || key.equals("record")) && !o.hasValue() && action == null) {
+                action = key.equals("throw") ? GuardAdaptorImpl.OnViolation.THROW : GuardAdaptorImpl.OnViolation.RECORD;
+            } else if (key.equals("redzone") && o.hasValue() && redZone < 0) {
+                redZone = byteSize(term, context, o, 4096, EXPECTED);
+                if (redZone == 0) {
+                    throw term.refused(context.handlerName(), "redzone=" + o.value() + " is empty",
+                            "redzone=BYTES from 1 to 4096");
                 }
+            } else if (key.equals("quarantine") && o.hasValue() && quarantine < 0) {
+                quarantine = byteSize(term, context, o, Long.MAX_VALUE, EXPECTED);
+            } else {
+                throw malformed(term, context, EXPECTED);
             }
-        } catch (IllegalArgumentException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith("handler name ")) {
-                throw e;
-            }
-            throw term.refused(context.handlerName(), e.getMessage(), EXPECTED);
         }
         GuardAdaptorImpl.OnViolation onViolation = action == null ? GuardAdaptorImpl.OnViolation.THROW : action;
-        int r = redZone;
-        long q = quarantine;
+        int r = redZone < 0 ? GuardAdaptorImpl.DEFAULT_RED_ZONE_BYTES : (int) redZone;
+        long q = quarantine < 0 ? GuardAdaptorImpl.DEFAULT_QUARANTINE_BYTES : quarantine;
         return upstream -> GuardAdaptorImpl.builder(upstream).onViolation(onViolation).redZoneBytes(r)
                 .quarantineBytes(q).build();
     }

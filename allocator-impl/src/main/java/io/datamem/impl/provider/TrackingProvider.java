@@ -5,6 +5,7 @@ import io.datamem.impl.internal.adaptor.TrackingAdaptorImpl;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 
+import java.util.Locale;
 import java.util.function.UnaryOperator;
 
 /**
@@ -32,25 +33,25 @@ public final class TrackingProvider extends AdaptorProvider {
         }
         TrackingAdaptorImpl.StackTraces level = null;
         int sample = 0;
-        try {
-            for (ProviderTerm.Option o : term.options("tracking")) {
-                if (o.key().equals("sample") && o.hasValue() && sample == 0) {
-                    sample = sampleInterval(o.value());
-                } else if (!o.hasValue() && level == null) {
-                    level = TrackingAdaptorImpl.StackTraces.parse(o.key());
-                } else {
+        for (ProviderTerm.Option o : options(term, context, "tracking", EXPECTED)) {
+            if (o.key().equals("sample") && o.hasValue() && sample == 0) {
+                sample = sampleInterval(o.value());
+                if (sample < 1) {
                     throw malformed(term, context, EXPECTED);
                 }
+            } else if (!o.hasValue() && level == null) {
+                try {
+                    level = TrackingAdaptorImpl.StackTraces.parse(o.key());
+                } catch (IllegalArgumentException e) {
+                    throw malformed(term, context, EXPECTED);
+                }
+            } else {
+                throw malformed(term, context, EXPECTED);
             }
-        } catch (IllegalArgumentException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith("handler name ")) {
-                throw e;
-            }
-            throw malformed(term, context, EXPECTED);
         }
         if (sample != 0 && level != null && level != TrackingAdaptorImpl.StackTraces.SAMPLED) {
-            throw term.refused(context.handlerName(), "sample=" + sample + " with " + level.name().toLowerCase(
-                    java.util.Locale.ROOT) + ", which samples nothing", "sample=N only with sampled");
+            throw term.refused(context.handlerName(), "sample=" + sample + " with "
+                    + level.name().toLowerCase(Locale.ROOT) + ", which samples nothing", "sample=N only with sampled");
         }
         // no level and no sample=: the builder's default (-Ddatamem.tracking.stackTraces, else sampled)
         TrackingAdaptorImpl.StackTraces chosen = sample != 0 ? TrackingAdaptorImpl.StackTraces.SAMPLED : level;
@@ -61,16 +62,12 @@ public final class TrackingProvider extends AdaptorProvider {
         };
     }
 
+    /** A positive decimal count, or 0 if the text is not one. */
     private static int sampleInterval(String text) {
-        int n;
         try {
-            n = Integer.parseInt(text.strip());
+            return Math.max(Integer.parseInt(text.strip()), 0);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("sample=" + text);
+            return 0;
         }
-        if (n < 1) {
-            throw new IllegalArgumentException("sample=" + text);
-        }
-        return n;
     }
 }

@@ -627,8 +627,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             if (q.address() == 0) {
                 return q;
             }
-            long span = Optional.ofNullable(hugePages.mapped(q.address()))
-                    .map(HugePageAllocatorImpl.Mapping::mappedByteSize).orElseThrow();
+            long span = hugePages.mapped(q.address()).mappedByteSize();
             blocks.replace(b.address(), b, q.address(),
                     new Block(q.address(), newByteSize, span, Origin.HUGE_PAGES, b.nodes()));
             return q;
@@ -748,8 +747,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
                     PENDING_NODES.remove();
                 }
                 if (p.address() != 0) {
-                    long span = Optional.ofNullable(hugePages.mapped(p.address()))
-                            .map(HugePageAllocatorImpl.Mapping::mappedByteSize).orElseThrow();
+                    long span = hugePages.mapped(p.address()).mappedByteSize();
                     blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
                 }
                 yield p;
