@@ -1,7 +1,6 @@
 package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.adaptor.GuardViolationException;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.snapshot.LayerSnapshot;
 

@@ -12,7 +12,6 @@ import io.datamem.impl.placement.HugePages;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.internal.Checks;
-import io.datamem.internal.Libc;
 import io.datamem.internal.Messages;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.spi.ProviderTerm.Option;
