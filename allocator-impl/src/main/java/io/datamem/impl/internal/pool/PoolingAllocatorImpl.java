@@ -406,10 +406,20 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         Checks.byteSize("byteSize", byteSize);
         checkOpen();
         int c = classOf(byteSize);
-        if (c < 0) {
-            return passThroughMalloc(byteSize);
-        }
-        return take(c);
+        return segment(c < 0 ? passThroughMalloc(byteSize) : take(c));
+    }
+
+    /**
+     * The one place {@code malloc} and {@code calloc} make the segment they return, from the address
+     * whichever path found. Were a path to return a segment of its own (the slow path's, the
+     * upstream's), the caller's would merge with it, and the compiler, which can then no longer
+     * prove that the segment never escapes, allocates it on the Java heap on every call: on 2
+     * threads, about one JVM in ten compiled it so (the slow path had run while the method was
+     * being profiled), and every pair of that JVM cost 130–140 ns instead of 6–8. {@code free}
+     * likewise passes only the address to its out-of-line paths (see docs/decisions.md).
+     */
+    private static MemorySegment segment(long address) {
+        return address == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(address);
     }
 
     @Override
@@ -425,15 +435,16 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
             // (and zeroes) this one.
             return counted(upstream.calloc(count, elementByteSize), size);
         }
-        MemorySegment p = take(c);
-        if (p.address() != 0 && size > 0) {
-            p.reinterpret(size).fill((byte) 0);
+        long address = take(c);
+        if (address != 0 && size > 0) {
+            MemorySegment.ofAddress(address).reinterpret(size).fill((byte) 0);
         }
-        return p;
+        return segment(address);
     }
 
-    private MemorySegment passThroughMalloc(long byteSize) {
-        return counted(upstream.malloc(byteSize), byteSize);
+    /** The address of a block the upstream allocated directly, or 0. */
+    private long passThroughMalloc(long byteSize) {
+        return counted(upstream.malloc(byteSize), byteSize).address();
     }
 
     /** Counts a block the upstream allocated directly and records it as live. */
@@ -447,13 +458,13 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         return p;
     }
 
-    /** A block of class {@code c}, or NULL. */
-    private MemorySegment take(int c) {
+    /** The address of a block of class {@code c}, or 0. */
+    private long take(int c) {
         Heap heap = heap();
         if (heap != null) {
             long address = takeFromCurrent(heap, c);
             if (address != 0) {
-                return MemorySegment.ofAddress(address);
+                return address;
             }
         }
         return takeSlow(heap, c);
@@ -481,8 +492,8 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         return s.base + Long.numberOfTrailingZeros(bit) * s.blockSize;
     }
 
-    /** A block of class {@code c} after a change of slab, or for a thread without a heap yet. */
-    private MemorySegment takeSlow(Heap heap, int c) {
+    /** The address of a block of class {@code c} (0 if none) after a change of slab, or for a thread without a heap yet. */
+    private long takeSlow(Heap heap, int c) {
         if (heap == null) {
             heap = newHeap();
             if (heap == null) {
@@ -494,15 +505,15 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         return takeFrom(heap, c);
     }
 
-    private MemorySegment takeFrom(Heap heap, int c) {
+    private long takeFrom(Heap heap, int c) {
         while (true) {
             long address = takeFromCurrent(heap, c);
             if (address != 0) {
-                return MemorySegment.ofAddress(address);
+                return address;
             }
             if (nextSlab(heap, c) == null) {
                 failures.increment();
-                return MemorySegment.NULL;
+                return 0;
             }
         }
     }
@@ -813,7 +824,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
             // never released, so the owner check also rules out a stale one).
             s = index.find(address);
             if (s == null) {
-                freeUnpooled(ptr, byteSize);
+                freeUnpooled(address, byteSize);   // the address, not the segment: see segment(long)
                 return;
             }
             if (heap != null) {
@@ -861,8 +872,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
                 + "): double free, the block is already free (expected: a live block)");
     }
 
-    private void freeUnpooled(MemorySegment ptr, long byteSize) {
-        long address = ptr.address();
+    private void freeUnpooled(long address, long byteSize) {
         Long allocated = passThroughBlocks.get(address);
         if (allocated == null) {
             throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
@@ -874,7 +884,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
             throw notOurs(address, "free(0x" + Long.toHexString(address) + ", " + byteSize + ")");
         }
         try {
-            upstream.free(ptr, byteSize);
+            upstream.free(MemorySegment.ofAddress(address), byteSize);
         } catch (RuntimeException | Error e) {
             passThroughBlocks.put(address, allocated);   // the upstream kept it
             throw e;
