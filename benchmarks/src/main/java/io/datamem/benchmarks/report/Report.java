@@ -1100,10 +1100,12 @@ public final class Report {
         if (checks.isEmpty()) {
             return new Goal(goal, NOT_MEASURED, NOT_MEASURED, "");
         }
-        String why = whys.isEmpty() ? "" : String.join("; ", whys) + ". Each thread's heap owns its slabs, so the"
-                + " threads share no cache line on the pool's fast path; threads beyond the cores wait for one"
-                + " (time slices, and a preempted thread's slab change holding a depot's lock), which the figure"
-                + " divides out only on average.";
+        String why = whys.isEmpty() ? "" : String.join("; ", whys) + ". Each thread's heap owns its slabs and"
+                + " its pairs make no atomic step; where 2 threads cost more per pair than one on as many cores,"
+                + " the cause is not known yet (the one found, a segment the compiler allocated on every call in"
+                + " some JVMs, is fixed: see docs/decisions.md). Threads beyond the cores wait for one (time"
+                + " slices, and a preempted thread's slab change holding a depot's lock), which the figure divides"
+                + " out only on average.";
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
     }
 
