@@ -413,9 +413,9 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
      * The one place {@code malloc} and {@code calloc} make the segment they return, from the address
      * whichever path found. Were a path to return a segment of its own (the slow path's, the
      * upstream's), the caller's would merge with it, and the compiler, which can then no longer
-     * prove that the segment never escapes, allocates it on the Java heap on every call: on 2
-     * threads, about one JVM in ten compiled it so (the slow path had run while the method was
-     * being profiled), and every pair of that JVM cost 130–140 ns instead of 6–8. {@code free}
+     * prove that the segment never escapes, allocates it on the Java heap on every call: on 2 and
+     * 4 threads some JVMs compiled it so (the slow path had run while the method was being
+     * profiled), and every pair of such a JVM cost 130–140 ns instead of 6–8. {@code free}
      * likewise passes only the address to its out-of-line paths (see docs/decisions.md).
      */
     private static MemorySegment segment(long address) {
@@ -433,7 +433,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         if (c < 0 || !hostAccessible) {
             // Too large to pool, or the host cannot zero a pooled block: the upstream allocates
             // (and zeroes) this one.
-            return counted(upstream.calloc(count, elementByteSize), size);
+            return segment(counted(upstream.calloc(count, elementByteSize), size).address());
         }
         long address = take(c);
         if (address != 0 && size > 0) {
