@@ -7,6 +7,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -77,6 +78,7 @@ public class AllocFreeDataMem {
      * @return the array's address
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public long ndarray() {
         try (NDArray a = NDArray.empty(DType.INT8, byteSize)) {
             return a.address();

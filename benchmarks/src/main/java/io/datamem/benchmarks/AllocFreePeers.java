@@ -8,6 +8,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.internal.PlatformDependent;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
@@ -114,6 +115,7 @@ public class AllocFreePeers {
      * @return the segment's address
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public long arenaConfined() {
         try (Arena arena = Arena.ofConfined()) {
             return arena.allocate(byteSize).address();
@@ -128,6 +130,7 @@ public class AllocFreePeers {
      * @return the segment's address
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public long arenaShared() {
         try (Arena arena = Arena.ofShared()) {
             return arena.allocate(byteSize).address();
@@ -141,6 +144,7 @@ public class AllocFreePeers {
      * @return the buffer
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public ByteBuffer byteBufferDirect() {
         return ByteBuffer.allocateDirect(intSize);
     }
@@ -152,6 +156,7 @@ public class AllocFreePeers {
      * @return the buffer's capacity
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public int nettyPooled(Netty netty) {
         ByteBuf b = netty.pooled.directBuffer(intSize, intSize);
         int c = b.capacity();
@@ -166,6 +171,7 @@ public class AllocFreePeers {
      * @return the buffer's capacity
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     public int nettyAdaptive(Netty netty) {
         ByteBuf b = netty.adaptive.directBuffer(intSize, intSize);
         int c = b.capacity();

@@ -13,6 +13,7 @@ import io.datamem.numpy.ExportedHandler;
 import io.datamem.numpy.PyDataMem;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -44,6 +45,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * (a downcall to its {@code malloc} and {@code free} function pointers, each an upcall into the
  * handler), against the same pair made on the handler directly.
  */
+@Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

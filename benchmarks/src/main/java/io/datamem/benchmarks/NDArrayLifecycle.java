@@ -7,6 +7,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
  * <p>The written lifecycle is the Java side of NumPy's {@code a = np.empty(n); a[0] = 1.0; b = a[0];
  * del a}, which {@link NumPyTiming} times in CPython in the same run.
  */
+@Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

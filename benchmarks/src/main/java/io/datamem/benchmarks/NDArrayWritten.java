@@ -6,6 +6,7 @@ import io.datamem.array.DType;
 import io.datamem.array.NDArray;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
  * (the JDK's shared arena close, a handshake with all threads), unless the array is
  * {@linkplain NDArray#confined() confined} to its thread (a confined arena's close).
  */
+@Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

@@ -100,6 +100,19 @@ public final class Suite {
     /** The stage that measures the trace's peak resident memory in JVMs of its own. */
     static final String RSS_STAGE = "trace-rss";
 
+    /**
+     * The JVM option of the benchmarks that allocate Java objects on every operation, in their
+     * {@code @Fork(jvmArgsAppend = ...)}: the whole heap is touched before the benchmark starts.
+     * Until a JVM has allocated through its young generation once (G1 grows it towards 60% of the
+     * 1 GiB heap), every new page of the heap is a page fault, and on this machine's virtual CPUs a
+     * first touch costs about 7 µs per 4 KiB page (touching 1 GiB takes 1.9 s). An {@code NDArray}
+     * lifecycle allocates 304 B, so for its first 2–2.5 s in a fresh JVM it took 1,000 ns instead of
+     * 45 ns, and Netty's pooled buffer 560–600 ns instead of 66 ns; a warm-up of 0.4 s measured only
+     * the kernel (docs/decisions.md, "Benchmarks measure a touched heap"). Benchmarks that allocate
+     * nothing on the heap do without it: touching costs 1.9 s per fork.
+     */
+    static final String TOUCHED_HEAP = "-XX:+AlwaysPreTouch";
+
     /** The stage that runs the C allocators' program. */
     static final String C_STAGE = "c-peers";
 
@@ -143,16 +156,15 @@ public final class Suite {
     }
 
     /**
-     * The least warm-up per fork of the array and exchange stages. Their code reaches its steady
-     * state only after the JIT has compiled, deoptimised and compiled again the whole creation,
-     * export and close path: on this 2-core machine that took 2–2.5 s (200 ms iterations of
-     * {@code NDArrayLifecycle.neverWritten}: about 1,600, 370, then 880–950 ns for eight iterations,
-     * then 45–52 ns from the eleventh on; {@code Exchanges.pyBuffer}: 1,090–1,160 ns, then 82 ns from
-     * the eleventh). With 2 s the first measured iterations of a fork could still be in the slow
-     * phase, and with the profile's 0.4 s the exchanges always were (about 1 µs each), which made
-     * the verdicts' errors larger than the figures.
+     * The least warm-up per fork of the array and exchange stages: the JIT compiles, deoptimises
+     * and compiles again the whole creation, export and close path. On a touched heap (see
+     * {@link #TOUCHED_HEAP}) that took 0.4–0.6 s on this 2-core machine (200 ms iterations of
+     * {@code NDArrayLifecycle.written}: 444, 70, then 53–64 ns; {@code Exchanges.dlpackLegacy}:
+     * 52,900, 4,460, then 166–196 ns; {@code Exchanges.pyBuffer}: 170, 91, then 77–84 ns). The
+     * 5 s this was before measured the heap's first touch away, which the forks now do before
+     * they start.
      */
-    static final int ARRAY_WARMUP_MILLIS = 5000;
+    static final int ARRAY_WARMUP_MILLIS = 2000;
 
     /**
      * The least measured iterations per fork of the array, exchange and statistics stages. With the quick
