@@ -1076,6 +1076,7 @@ public final class Report {
         List<Check> checks = new ArrayList<>();
         List<String> parts = new ArrayList<>();
         List<String> whys = new ArrayList<>();
+        List<String> floor = new ArrayList<>();
         int forks = Integer.MAX_VALUE;
         for (int t : threads) {
             double share = Math.min(1.0, (double) machine.cores() / t);
@@ -1084,6 +1085,13 @@ public final class Report {
                 Optional<Result> one = alloc(POOL, s, 1);
                 if (many.isEmpty() || one.isEmpty()) {
                     continue;
+                }
+                Optional<Result> cMany = alloc(C, s, t);
+                Optional<Result> cOne = alloc(C, s, 1);
+                if (cMany.isPresent() && cOne.isPresent()) {
+                    Ratio c = Ratio.of(cMany.get(), cOne.get());
+                    floor.add(t + " threads " + sizeName(s) + " " + new Ratio(c.value() * share, c.error() * share,
+                            c.forks()));
                 }
                 Ratio raw = Ratio.of(many.get(), one.get());
                 Ratio r = new Ratio(raw.value() * share, raw.error() * share, raw.forks());
@@ -1105,7 +1113,9 @@ public final class Report {
                 + " the cause is not known yet (the one found, a segment the compiler allocated on every call in"
                 + " some JVMs, is fixed: see docs/decisions.md). Threads beyond the cores wait for one (time"
                 + " slices, and a preempted thread's slab change holding a depot's lock), which the figure divides"
-                + " out only on average.";
+                + " out only on average." + (floor.isEmpty() ? "" : " For comparison, the same ratio for glibc's C loop in"
+                + " the same run (no Java; glibc's per-thread caches and arenas): " + String.join("; ", floor)
+                + ".");
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
     }
 
