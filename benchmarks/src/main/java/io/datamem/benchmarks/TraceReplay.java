@@ -2,6 +2,7 @@ package io.datamem.benchmarks;
 
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
@@ -42,11 +43,13 @@ public class TraceReplay {
     }
 
     /**
-     * One replay of the whole trace.
+     * One replay of the whole trace. On a touched heap ({@link Suite#TOUCHED_HEAP}): the Netty and
+     * {@code Arena} peers allocate Java objects for every block.
      *
      * @return the bytes allocated
      */
     @Benchmark
+    @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
     @OperationsPerInvocation(Trace.ALLOCATIONS)
     public long replay() {
         return replayer.replay(1);
