@@ -107,10 +107,10 @@ public final class Suite {
      * 1 GiB heap), every new page of the heap is a page fault, and on this machine's virtual CPUs a
      * first touch costs about 7 µs per 4 KiB page (touching 1 GiB takes 1.9 s). An {@code NDArray}
      * lifecycle allocates 304 B, so for its first 2–2.5 s in a fresh JVM it took 1,000 ns instead of
-     * 45 ns, and Netty's pooled buffer 560–600 ns instead of 66 ns; a warm-up of 0.4 s measured only
-     * the kernel (docs/decisions.md, "Benchmarks measure a touched heap"); in the mixed-size trace,
-     * Netty's pooled allocator took 600–660 ns per allocation instead of 160–190, and one
-     * {@code Arena.ofConfined} per block 1,100–1,350 ns instead of 500–530. Benchmarks that allocate
+     * 45 ns, and Netty's pooled buffer 560–600 ns instead of 66 ns: a warm-up of 0.4 s measured only
+     * the kernel. In the mixed-size trace, Netty's pooled allocator took 625–660 ns per allocation
+     * instead of 161–199, and one {@code Arena.ofConfined} per block 1,112–1,357 ns instead of
+     * 478–712 (docs/decisions.md, "Benchmarks measure a touched heap"). Benchmarks that allocate
      * nothing on the heap do without it: touching costs 1.9 s per fork.
      */
     static final String TOUCHED_HEAP = "-XX:+AlwaysPreTouch";
