@@ -1089,12 +1089,10 @@ public final class Report {
                 Optional<Result> cMany = alloc(C, s, t);
                 Optional<Result> cOne = alloc(C, s, 1);
                 if (cMany.isPresent() && cOne.isPresent()) {
-                    Ratio c = Ratio.of(cMany.get(), cOne.get());
-                    floor.add(t + " threads " + sizeName(s) + " " + new Ratio(c.value() * share, c.error() * share,
-                            c.forks()));
+                    floor.add(t + " threads " + sizeName(s) + " " + Ratio.of(cMany.get(), cOne.get()).times(share));
                 }
                 Ratio raw = Ratio.of(many.get(), one.get());
-                Ratio r = new Ratio(raw.value() * share, raw.error() * share, raw.forks());
+                Ratio r = raw.times(share);
                 forks = fewest(forks, r);
                 checks.add(r.check(POOL_THREADS_VS_ONE));
                 parts.add(t + " threads " + sizeName(s) + " " + r + (share < 1 ? " (per thread " + ratio(raw.value())
@@ -1595,6 +1593,11 @@ public final class Report {
             double e = Double.isFinite(a.error()) && Double.isFinite(b.error())
                     ? ratioError(a.score(), a.error(), b.score(), b.error()) : Double.NaN;
             return new Ratio(a.score() / b.score(), e, Math.min(forksOf(a), forksOf(b)));
+        }
+
+        /** This ratio and its error multiplied by {@code factor}. */
+        Ratio times(double factor) {
+            return new Ratio(value * factor, error * factor, forks);
         }
 
         private static int forksOf(Result r) {

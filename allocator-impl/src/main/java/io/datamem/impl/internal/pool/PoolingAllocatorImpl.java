@@ -433,7 +433,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         if (c < 0 || !hostAccessible) {
             // Too large to pool, or the host cannot zero a pooled block: the upstream allocates
             // (and zeroes) this one.
-            return segment(counted(upstream.calloc(count, elementByteSize), size).address());
+            return segment(counted(upstream.calloc(count, elementByteSize), size));
         }
         long address = take(c);
         if (address != 0 && size > 0) {
@@ -444,18 +444,22 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
 
     /** The address of a block the upstream allocated directly, or 0. */
     private long passThroughMalloc(long byteSize) {
-        return counted(upstream.malloc(byteSize), byteSize).address();
+        return counted(upstream.malloc(byteSize), byteSize);
     }
 
-    /** Counts a block the upstream allocated directly and records it as live. */
-    private MemorySegment counted(MemorySegment p, long byteSize) {
-        if (p.address() == 0) {
+    /**
+     * Counts a block the upstream allocated directly, records it as live, and returns its address
+     * (0 for NULL): the caller makes the segment (see {@link #segment(long)}).
+     */
+    private long counted(MemorySegment p, long byteSize) {
+        long address = p.address();
+        if (address == 0) {
             failures.increment();
         } else {
             passThrough.increment();
-            passThroughBlocks.put(p.address(), byteSize);
+            passThroughBlocks.put(address, byteSize);
         }
-        return p;
+        return address;
     }
 
     /** The address of a block of class {@code c}, or 0. */
