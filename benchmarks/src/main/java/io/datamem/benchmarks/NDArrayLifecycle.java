@@ -18,6 +18,12 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,6 +34,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The written lifecycle is the Java side of NumPy's {@code a = np.empty(n); a[0] = 1.0; b = a[0];
  * del a}, which {@link NumPyTiming} times in CPython in the same run.
+ *
+ * <p>{@link #minimalArray} is not datamem: it is the least that any array type over native memory costs on
+ * this JVM once it keeps the two promises no design can drop, leak detection and a close that runs
+ * once, with none of datamem's other checks. It tells how much of a lifecycle's cost is left to
+ * datamem's own protocol.
  */
 @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
 @State(Scope.Benchmark)
@@ -87,6 +98,86 @@ public class NDArrayLifecycle {
     public long neverWritten() {
         try (NDArray a = NDArray.empty(DType.FLOAT64, elements)) {
             return a.byteSize();
+        }
+    }
+
+    /**
+     * A minimal array's written lifecycle, for comparison, not datamem: the handler's {@code malloc} +
+     * {@code free} of the array's bytes (through {@code DataMem.current()}, as {@code NDArray.empty}
+     * allocates), around the least an array object over native memory needs on a JVM: the object with
+     * its shape, a phantom reference that would free the block if the object were dropped unclosed
+     * (kept reachable by a per-thread registry slot, as every leak-detecting design must), one
+     * element written and read through a segment over the block, and a close that claims the block by
+     * one compare-and-set so that it runs once. None of datamem's checks: no generation, no
+     * use-after-close refusal, no views, exports, confinement or retiring.
+     *
+     * @param registry this thread's registry slot
+     * @return the element read, plus the shape's length
+     */
+    @Benchmark
+    public double minimalArray(MinimalRegistry registry) {
+        DataMemAllocator allocator = DataMem.current().allocator();
+        long[] shape = {elements};
+        MemorySegment block = allocator.malloc(byteSize);
+        if (block.address() == 0) {
+            throw new OutOfMemoryError("malloc(" + byteSize + ")");
+        }
+        MinimalArray array = new MinimalArray(block.address(), byteSize, shape);
+        MinimalReference leak = new MinimalReference(array);
+        registry.open = leak;
+        MemorySegment data = MemorySegment.ofAddress(array.address).reinterpret(array.byteSize);
+        data.set(ValueLayout.JAVA_DOUBLE, 0, 1.0);
+        double v = data.get(ValueLayout.JAVA_DOUBLE, 0);
+        if (!MinimalReference.STATE.compareAndSet(leak, MinimalReference.OPEN, MinimalReference.CLOSED)) {
+            throw new IllegalStateException("closed twice");
+        }
+        leak.clear();
+        registry.open = null;
+        allocator.free(MemorySegment.ofAddress(leak.address), leak.byteSize);
+        Reference.reachabilityFence(array);
+        return v + array.shape.length;
+    }
+
+    /** The registry slot of one thread for {@link #minimalArray}: what keeps an open array's reference reachable. */
+    @State(Scope.Thread)
+    public static class MinimalRegistry {
+
+        /** The open array's leak reference, or null. */
+        Object open;
+
+        /** Creates the state (JMH does). */
+        public MinimalRegistry() {
+        }
+    }
+
+    /** {@link #minimalArray}'s array: the block, its size, its shape. */
+    private record MinimalArray(long address, long byteSize, long[] shape) {
+    }
+
+    /** {@link #minimalArray}'s leak reference: what a leak action frees, and the close's claim. */
+    private static final class MinimalReference extends PhantomReference<MinimalArray> {
+
+        static final ReferenceQueue<MinimalArray> QUEUE = new ReferenceQueue<>();
+        static final int OPEN = 1;
+        static final int CLOSED = 0;
+        static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(MinimalReference.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final long address;
+        final long byteSize;
+        volatile int state = OPEN;
+
+        MinimalReference(MinimalArray array) {
+            super(array, QUEUE);
+            this.address = array.address();
+            this.byteSize = array.byteSize();
         }
     }
 
