@@ -780,7 +780,7 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
             if (base.address() == 0) {
                 return null;
             }
-            run = new Run(base.address(), slabBytes, slots, c);
+            run = new Run(base.address(), slabBytes, slots, c, runTraits(base, classSizes[c]));
             upstreamBytes.addAndGet(run.byteSize());
             d.partialRuns.add(run);
             synchronized (indexLock) {
@@ -1148,13 +1148,21 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
 
     @Override
     public MemoryTraits traitsOf(MemorySegment ptr) {
-        Slab s = index.find(ptr.address());
+        Slab s = find(ptr.address(), heap());
         if (s == null) {
             return upstream.traitsOf(ptr);
         }
-        // The run's traits, with the alignment its blocks keep (their class's, at most the upstream's).
-        MemoryTraits run = upstream.traitsOf(MemorySegment.ofAddress(s.run.base));
-        long classAlignment = byteAlignmentOf(s.blockSize);
+        return s.run.traits;
+    }
+
+    /**
+     * The traits of every block of a new run: the upstream's for the run, with the alignment its
+     * blocks keep (their class's, at most the upstream's). Asked once per run, since they do not
+     * change while the run lives: an array asks for its block's traits on creation.
+     */
+    private MemoryTraits runTraits(MemorySegment runBase, long classByteSize) {
+        MemoryTraits run = upstream.traitsOf(runBase);
+        long classAlignment = byteAlignmentOf(classByteSize);
         return run.byteAlignment() <= classAlignment ? run : run.withByteAlignment(classAlignment);
     }
 
@@ -1482,9 +1490,11 @@ public final class PoolingAllocatorImpl implements PoolingAllocator {
         final long end;
         final Slab[] slabs;                         // by slot; null where none is carved
         final int classIndex;                       // the class of every slab carved from it
+        final MemoryTraits traits;                  // of every block carved from it (traitsOf)
 
-        Run(long base, long slabBytes, int slots, int classIndex) {
+        Run(long base, long slabBytes, int slots, int classIndex, MemoryTraits traits) {
             this.classIndex = classIndex;
+            this.traits = traits;
             this.base = base;
             this.slabBytes = slabBytes;
             this.slots = slots;
