@@ -1727,8 +1727,16 @@ public final class Report {
                     return h + " at " + sizeName(n * 8) + ": " + fmt(lifecycle("written", h, n, 2).orElseThrow().score())
                             + " ns per thread against " + fmt(lifecycle("written", h, n, 1).orElseThrow().score())
                             + " ns alone; on the same 2 threads `empty` + `close` takes " + speedUp(e2, e1)
-                            + " its 1-thread time and the handler's malloc + free " + speedUp(m2, m1);
+                            + " its 1-thread time and the handler's malloc + free " + speedUp(m2, m1)
+                            + minimalOnTwo(h, n);
                 }, whys -> whys.isEmpty() ? "" : String.join("; ", whys) + ".");
+    }
+
+    /** What a minimal array's lifecycle takes on 2 threads against 1, for a missed pair's explanation. */
+    private String minimalOnTwo(String handler, long elements) {
+        Optional<Result> two = lifecycle("minimalArray", handler, elements, 2);
+        Optional<Result> one = lifecycle("minimalArray", handler, elements, 1);
+        return two.isEmpty() || one.isEmpty() ? "" : ", a minimal array (not datamem) " + speedUp(two, one);
     }
 
     /**
