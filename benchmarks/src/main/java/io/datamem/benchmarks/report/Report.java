@@ -1675,12 +1675,16 @@ public final class Report {
      * explanation: empty when it was not measured.
      */
     private String minimalShare(String handler, long elements) {
+        return minimalVsPair(handler, elements).map(r -> "; a minimal array takes "
+                + fmt(lifecycle("minimalArray", handler, elements, 1).orElseThrow().score()) + " ns, " + r
+                + " the pair").orElse("");
+    }
+
+    /** A minimal array's lifecycle over the handler's pair, on 1 thread, when both were measured. */
+    private Optional<Ratio> minimalVsPair(String handler, long elements) {
         Optional<Result> f = lifecycle("minimalArray", handler, elements, 1);
         Optional<Result> m = lifecycle("mallocFree", handler, elements, 1);
-        if (f.isEmpty() || m.isEmpty()) {
-            return "";
-        }
-        return "; a minimal array takes " + fmt(f.get().score()) + " ns, " + Ratio.of(f.get(), m.get()) + " the pair";
+        return f.isEmpty() || m.isEmpty() ? Optional.empty() : Optional.of(Ratio.of(f.get(), m.get()));
     }
 
     /**
@@ -1692,13 +1696,12 @@ public final class Report {
         boolean any = false;
         for (String h : ARRAY_HANDLERS) {
             for (long n : ARRAY_ELEMENTS) {
-                Optional<Result> f = lifecycle("minimalArray", h, n, 1);
-                Optional<Result> m = lifecycle("mallocFree", h, n, 1);
-                if (f.isEmpty() || m.isEmpty()) {
+                Optional<Ratio> ratio = minimalVsPair(h, n);
+                if (ratio.isEmpty()) {
                     continue;
                 }
                 any = true;
-                Ratio r = Ratio.of(f.get(), m.get());
+                Ratio r = ratio.get();
                 if (r.value() > ARRAY_VS_MALLOC) {
                     over.add(h + " " + sizeName(n * 8) + " " + r);
                 }
