@@ -113,6 +113,8 @@ public class NDArrayLifecycle {
      *
      * @param registry this thread's registry slot
      * @return the element read
+     * @throws OutOfMemoryError      if the handler returned NULL
+     * @throws IllegalStateException if the close's claim failed (it cannot: nothing else closes it)
      */
     @Benchmark
     public double minimalArray(MinimalRegistry registry) {
