@@ -18,7 +18,7 @@ module io.datamem.api {
 
     uses io.datamem.spi.DataMemProvider;
     uses io.datamem.internal.HandlerRegistry;
-    uses io.datamem.FailureDiagnostics;
+    uses io.datamem.internal.FailureDiagnostics;
     uses io.datamem.internal.HandlerWatcher;
 
     provides io.datamem.spi.DataMemProvider with io.datamem.internal.registry.BuiltinProvider;

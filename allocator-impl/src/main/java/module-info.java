@@ -56,6 +56,6 @@ module io.datamem.impl {
             FaultsProvider,
             JfrProvider,
             SharedProvider;
-    provides io.datamem.FailureDiagnostics with io.datamem.impl.internal.snapshot.FailureSnapshots;
+    provides io.datamem.internal.FailureDiagnostics with io.datamem.impl.internal.snapshot.FailureSnapshots;
     provides io.datamem.internal.HandlerWatcher with io.datamem.impl.jmx.SnapshotMBeanWatcher;
 }

@@ -1,5 +1,7 @@
 package io.datamem;
 
+import io.datamem.internal.FailureDiagnostics;
+
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -11,7 +13,7 @@ import java.util.Optional;
  *
  * <p>A failure built by {@link AllocationRefusal#failure} may also carry a {@link #summary()} of the
  * handler's memory (bytes live, free runs, the largest consumers) and the {@link #snapshotFile()}
- * a full snapshot was written to, from the {@link FailureDiagnostics} service when one is installed;
+ * a full snapshot was written to, from the failure diagnostics service when one is installed (allocator-impl installs one);
  * {@link #getMessage()} then ends with them, after the one-line message.
  */
 public class AllocationException extends RuntimeException {
@@ -87,7 +89,8 @@ public class AllocationException extends RuntimeException {
      * A summary of the failing handler's memory when the failure was built: a few lines naming the
      * bytes live, the largest free runs of its pools and its largest consumers.
      *
-     * @return the summary, empty when no {@link FailureDiagnostics} service described the failure
+     * @return the summary, empty when no failure diagnostics service described the failure (allocator-api
+     *         alone installs none; allocator-impl does)
      */
     public String summary() {
         return summary;

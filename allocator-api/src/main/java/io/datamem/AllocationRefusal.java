@@ -1,5 +1,7 @@
 package io.datamem;
 
+import io.datamem.internal.FailureDiagnostics;
+
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
@@ -19,7 +21,7 @@ import java.util.ServiceLoader;
  * {@link #clear()} before the call, {@link #failure} when it returned {@code NULL}. The cost when no
  * allocator ever refused is one read of a static field.
  *
- * <p>{@link #failure} also asks the {@link FailureDiagnostics} service, when one is installed
+ * <p>{@link #failure} also asks the failure diagnostics service, when one is installed
  * (allocator-impl provides one), to describe the handler's memory; the exception then carries its
  * {@linkplain AllocationException#summary() summary} and names the snapshot file it wrote.
  */
@@ -70,8 +72,8 @@ public final class AllocationRefusal {
      * The exception for an allocation through {@code handler} that returned {@code NULL}: a
      * {@link LimitExceededException} if a limit refused it on this thread since the last
      * {@link #clear()}, otherwise an {@link OutOfNativeMemoryException}. Consumes the recorded
-     * refusal. The exception carries the {@link FailureDiagnostics} service's description of the
-     * handler's memory, when a service is installed.
+     * refusal. The exception carries the failure diagnostics service's description of the handler's
+     * memory, when a service is installed (allocator-impl installs one).
      *
      * @param handler   the handler the allocation went through
      * @param byteSize  the size requested
@@ -117,7 +119,7 @@ public final class AllocationRefusal {
     private static final ThreadLocal<Boolean> DIAGNOSING = new ThreadLocal<>();
 
     private static void diagnose(DataMemHandler handler, AllocationException e) {
-        FailureDiagnostics service = Diagnostics.SERVICE;
+        FailureDiagnostics<DataMemHandler, AllocationException> service = Diagnostics.SERVICE;
         if (service == null || DIAGNOSING.get() != null) {
             return;
         }
@@ -137,9 +139,10 @@ public final class AllocationRefusal {
 
     /** The diagnostics service, found on first use; null if none is installed or it cannot be loaded. */
     private static final class Diagnostics {
-        static final FailureDiagnostics SERVICE = load();
+        static final FailureDiagnostics<DataMemHandler, AllocationException> SERVICE = load();
 
-        private static FailureDiagnostics load() {
+        @SuppressWarnings("unchecked")
+        private static FailureDiagnostics<DataMemHandler, AllocationException> load() {
             try {
                 return ServiceLoader.load(FailureDiagnostics.class, FailureDiagnostics.class.getClassLoader())
                         .findFirst().orElse(null);

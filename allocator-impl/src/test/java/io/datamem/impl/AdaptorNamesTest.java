@@ -39,7 +39,7 @@ class AdaptorNamesTest {
                 types(h.allocator()));
         DataMemHandler all = DataMem.createHandler(
                 "default_allocator+limit=64m+faults=every:3+tracking=full+guard=record+jfr+stats");
-        assertEquals(64L << 20, AllocatorStack.find(all, LimitingAdaptor.class).orElseThrow().limitBytes());
+        assertEquals(64L << 20, AllocatorStack.find(all, LimitingAdaptor.class).orElseThrow().snapshot().limitBytes());
         assertEquals(TrackingAdaptorImpl.StackTraces.FULL,
                 AllocatorStack.find(all, TrackingAdaptorImpl.class).orElseThrow().stackTraces());
         assertEquals(GuardAdaptorImpl.OnViolation.RECORD,

@@ -11,6 +11,6 @@ class ProviderDeclarationsTest {
     @Test
     void moduleInfoAndServicesFileAgree() throws IOException {
         ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider");
-        ProviderDeclarations.assertSame("io.datamem.FailureDiagnostics");
+        ProviderDeclarations.assertSame("io.datamem.internal.FailureDiagnostics");
     }
 }

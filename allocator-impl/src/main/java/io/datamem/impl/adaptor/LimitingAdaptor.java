@@ -2,6 +2,7 @@ package io.datamem.impl.adaptor;
 
 import io.datamem.AllocationRefusal;
 import io.datamem.impl.AllocatorAdaptor;
+import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.SnapshotSource;
 
 /**
@@ -32,23 +33,12 @@ import io.datamem.impl.snapshot.SnapshotSource;
 public interface LimitingAdaptor extends AllocatorAdaptor, SnapshotSource {
 
     /**
-     * The cap.
+     * The cap, the bytes in use (reserved) now and the requests refused for the cap so far: the
+     * one read-out of this layer, the same section a {@link io.datamem.impl.snapshot.MemorySnapshot}
+     * holds for it. The three figures are read one after the other, not at one instant.
      *
-     * @return bytes
+     * @return the layer's figures
      */
-    long limitBytes();
-
-    /**
-     * The bytes in use (reserved) now.
-     *
-     * @return bytes
-     */
-    long inUseBytes();
-
-    /**
-     * The requests refused for the cap so far.
-     *
-     * @return count
-     */
-    long refusals();
+    @Override
+    LayerSnapshot.Limit snapshot();
 }

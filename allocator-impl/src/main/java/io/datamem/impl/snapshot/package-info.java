@@ -10,7 +10,7 @@
  *   <li>{@link io.datamem.impl.snapshot.SnapshotSource} is what a layer implements to describe
  *       itself: the pool, the statistics, tracking and limiting adaptors, the huge-page and NUMA
  *       allocators do;</li>
- *   <li>allocator-impl's {@code io.datamem.FailureDiagnostics} service (not exported) puts a summary into the message of an
+ *   <li>allocator-impl's {@code io.datamem.internal.FailureDiagnostics} service (not exported) puts a summary into the message of an
  *       allocation failure and, with {@code -Ddatamem.snapshot.onFailure=DIR}, writes the whole
  *       snapshot to a file the message names;</li>
  *   <li>{@link io.datamem.impl.snapshot.MemorySnapshots} takes them from outside the JVM: the MBean

@@ -90,7 +90,7 @@ class AdaptorConformanceTest extends AllocatorConformanceTest {
                     assertEquals(List.of(), g.violations(), "guard: violations");
                     assertEquals(0, g.liveCount(), "guard: live blocks");
                 }
-                case LimitingAdaptor l -> assertEquals(0, l.inUseBytes(), "limit: bytes reserved after the test");
+                case LimitingAdaptor l -> assertEquals(0, l.snapshot().inUseBytes(), "limit: bytes reserved after the test");
                 case LoggingAdaptor log -> log.close();
                 default -> {
                 }

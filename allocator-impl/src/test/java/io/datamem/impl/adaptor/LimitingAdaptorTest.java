@@ -49,11 +49,11 @@ class LimitingAdaptorTest {
                 e.getMessage().lines().findFirst().orElseThrow());
         assertTrue(e.getMessage().contains("\n  limit: 32768 of 65536 bytes in use, 1 request(s) refused"),
                 "the summary of the handler's memory follows: " + e.getMessage());
-        assertEquals(32768, limit.inUseBytes(), "the refusal changed no accounting");
+        assertEquals(32768, limit.snapshot().inUseBytes(), "the refusal changed no accounting");
         assertEquals(1, leaf.allocations(), "the refused request never reached the upstream");
-        assertEquals(1, limit.refusals());
+        assertEquals(1, limit.snapshot().refusals());
         a.close();
-        assertEquals(0, limit.inUseBytes());
+        assertEquals(0, limit.snapshot().inUseBytes());
     }
 
     @Test
@@ -66,9 +66,9 @@ class LimitingAdaptorTest {
         assertArrayEquals(new long[] {1000}, a.shape());
         assertEquals(7, a.getLong(999));
         a.resize(16000);
-        assertEquals(64000, limit.inUseBytes());
+        assertEquals(64000, limit.snapshot().inUseBytes());
         a.close();
-        assertEquals(0, limit.inUseBytes());
+        assertEquals(0, limit.snapshot().inUseBytes());
     }
 
     @Test
@@ -86,7 +86,7 @@ class LimitingAdaptorTest {
             OutOfMemoryError direct = assertThrows(OutOfMemoryError.class, () -> capped.allocate(8000));
             assertInstanceOf(LimitExceededException.class, direct.getCause());
         }
-        assertEquals(0, limit.inUseBytes());
+        assertEquals(0, limit.snapshot().inUseBytes());
     }
 
     @Test
@@ -103,15 +103,15 @@ class LimitingAdaptorTest {
         assertEquals(0, l.malloc(100).address());
         assertEquals(0, l.calloc(10, 10).address());
         assertEquals(0, l.realloc(MemorySegment.NULL, 0, 100).address());
-        assertEquals(0, l.inUseBytes());
-        assertEquals(0, l.refusals(), "failures of the upstream are not refusals");
+        assertEquals(0, l.snapshot().inUseBytes());
+        assertEquals(0, l.snapshot().refusals(), "failures of the upstream are not refusals");
         DataMemHandler h = DataMemHandler.of("failing+limit", l);
         assertThrows(OutOfNativeMemoryException.class, () -> DataMem.callWith(h, () -> NDArray.empty(DType.INT8, 10)));
         MemorySegment p = limit.malloc(1000);
         LimitingAdaptorImpl outer = LimitingAdaptorImpl.of(FailureInjectingAdaptorImpl.nth(limit, 1), 1 << 20);
         assertEquals(0, outer.realloc(p, 1000, 5000).address(), "the upstream failed the realloc");
-        assertEquals(0, outer.inUseBytes(), "its growth was rolled back");
-        assertEquals(1000, limit.inUseBytes());
+        assertEquals(0, outer.snapshot().inUseBytes(), "its growth was rolled back");
+        assertEquals(1000, limit.snapshot().inUseBytes());
         limit.free(p, 1000);
     }
 
@@ -119,7 +119,7 @@ class LimitingAdaptorTest {
     void shrinkingReleasesAndZeroCapRefusesEverythingButZeroBytes() {
         MemorySegment p = limit.malloc(60000);
         MemorySegment q = limit.realloc(p, 60000, 1000);
-        assertEquals(1000, limit.inUseBytes());
+        assertEquals(1000, limit.snapshot().inUseBytes());
         limit.free(q, 1000);
         LimitingAdaptorImpl none = LimitingAdaptorImpl.of(leaf, 0);
         MemorySegment z = none.malloc(0);
@@ -139,7 +139,7 @@ class LimitingAdaptorTest {
                     MemorySegment p = limit.malloc(4096);
                     if (p.address() != 0) {
                         held.add(p);
-                        highest.accumulateAndGet(limit.inUseBytes(), Math::max);
+                        highest.accumulateAndGet(limit.snapshot().inUseBytes(), Math::max);
                     }
                     if (held.size() > 3 || p.address() == 0 && !held.isEmpty()) {
                         limit.free(held.removeFirst(), 4096);
@@ -152,7 +152,7 @@ class LimitingAdaptorTest {
             t.join();
         }
         assertTrue(highest.get() <= 65536, "in use peaked at " + highest.get());
-        assertEquals(0, limit.inUseBytes());
+        assertEquals(0, limit.snapshot().inUseBytes());
         assertEquals(0, leaf.currentBytes());
     }
 
@@ -163,20 +163,20 @@ class LimitingAdaptorTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> max.free(p, 1000));
         assertTrue(e.getMessage().contains(max.toString()) && e.getMessage().contains("1000")
                 && e.getMessage().contains("100 bytes in use"), e.getMessage());
-        assertEquals(100, max.inUseBytes(), "the refused free changed no accounting");
+        assertEquals(100, max.snapshot().inUseBytes(), "the refused free changed no accounting");
         assertEquals(1, leaf.allocations() - leaf.frees(), "the refused free never reached the upstream");
         MemorySegment q = max.malloc(1L << 20);
         assertNotEquals(0, q.address(), "a later request is still granted");
         max.free(q, 1L << 20);
         max.free(p, 100);
-        assertEquals(0, max.inUseBytes());
+        assertEquals(0, max.snapshot().inUseBytes());
         assertEquals(0, leaf.currentBytes());
     }
 
     /** The limit a handler name gives its LimitingAdaptorImpl. */
     private static long limitOf(String bytes) {
         DataMemHandler h = DataMem.createHandler("aligned64+limit=" + bytes);
-        return AllocatorStack.find(h, LimitingAdaptorImpl.class).orElseThrow().limitBytes();
+        return AllocatorStack.find(h, LimitingAdaptorImpl.class).orElseThrow().snapshot().limitBytes();
     }
 
     @Test

@@ -40,28 +40,13 @@ public final class LimitingAdaptorImpl extends ForwardingAllocator implements Li
         this.limitBytes = Checks.notNegative("limitBytes", limitBytes);
     }
 
-    @Override
-    public long limitBytes() {
-        return limitBytes;
-    }
-
-    @Override
-    public long inUseBytes() {
-        return inUse.get();
-    }
-
-    @Override
-    public long refusals() {
-        return refusals.sum();
-    }
-
     /**
      * The cap, the bytes in use and the refusals, for a memory snapshot.
      *
      * @return a {@link LayerSnapshot.Limit}
      */
     @Override
-    public LayerSnapshot snapshot() {
+    public LayerSnapshot.Limit snapshot() {
         return new LayerSnapshot.Limit("LimitingAdaptor", limitBytes, inUse.get(), refusals.sum());
     }
 

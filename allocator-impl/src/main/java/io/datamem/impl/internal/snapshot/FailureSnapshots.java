@@ -2,8 +2,8 @@ package io.datamem.impl.internal.snapshot;
 
 import io.datamem.AllocationException;
 import io.datamem.DataMemHandler;
-import io.datamem.FailureDiagnostics;
 import io.datamem.impl.snapshot.MemorySnapshot;
+import io.datamem.internal.FailureDiagnostics;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>{@link java.util.ServiceLoader} creates this class (allocator-impl declares it as the provider
  * of {@link FailureDiagnostics}); there is no need to call it.
  */
-public final class FailureSnapshots implements FailureDiagnostics {
+public final class FailureSnapshots implements FailureDiagnostics<DataMemHandler, AllocationException> {
 
     /** The system property naming the directory snapshots are written to on failure. */
     public static final String ON_FAILURE_PROPERTY = "datamem.snapshot.onFailure";
