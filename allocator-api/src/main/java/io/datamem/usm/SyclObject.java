@@ -4,12 +4,15 @@ import java.util.Objects;
 
 /**
  * The {@code syclobj} of a SYCL USM array interface: what names the SYCL context a USM pointer is
- * bound to. dpctl accepts a queue, a context (as objects or as named capsules carrying a
- * {@code DPCTLSyclQueueRef} / {@code DPCTLSyclContextRef}, that is a {@code sycl::queue*} /
- * {@code sycl::context*}), or a filter selector string; the first three records are those forms.
- * The fourth, {@link NativeHandles}, names the context by its backend-native handles, for producers
- * that reach USM through a backend API without a SYCL runtime of their own (datamem's SYCL backend
- * uses OpenCL): a consumer adopts them through SYCL's backend interoperability.
+ * bound to, in one of two forms. {@link Queue} is dpctl's queue capsule (a {@code sycl::queue*}),
+ * for a backend that runs on a SYCL runtime. {@link NativeHandles} names the context by its
+ * backend-native handles, for a backend that reaches USM through a backend API without a SYCL
+ * runtime of its own (datamem's SYCL backend uses OpenCL): a consumer adopts them through SYCL's
+ * backend interoperability.
+ *
+ * <p>dpctl also accepts a context capsule and a filter selector string. Those are what a Python
+ * producer holding dpctl objects passes; datamem only produces the interface, and a Java backend
+ * has either a queue or native handles, so they have no form here.
  */
 public sealed interface SyclObject {
 
@@ -37,33 +40,6 @@ public sealed interface SyclObject {
          */
         public String capsuleName() {
             return "SyclQueueRef";
-        }
-    }
-
-    /**
-     * A context: dpctl's capsule named {@code "SyclContextRef"}.
-     *
-     * @param contextRef the {@code sycl::context*} ({@code DPCTLSyclContextRef})
-     */
-    record Context(long contextRef) implements SyclObject {
-        /**
-         * Validates the component.
-         *
-         * @throws IllegalArgumentException if {@code contextRef} is 0
-         */
-        public Context {
-            if (contextRef == 0) {
-                throw new IllegalArgumentException("contextRef: 0 (expected: a sycl::context*)");
-            }
-        }
-
-        /**
-         * The name dpctl gives a capsule carrying this reference.
-         *
-         * @return {@code "SyclContextRef"}
-         */
-        public String capsuleName() {
-            return "SyclContextRef";
         }
     }
 
@@ -106,27 +82,6 @@ public sealed interface SyclObject {
             }
             if (device == 0) {
                 throw new IllegalArgumentException("device: 0 (expected: a native device handle)");
-            }
-        }
-    }
-
-    /**
-     * A filter selector string, such as {@code "level_zero:gpu:0"}: the default context of the
-     * platform of the device it selects.
-     *
-     * @param selector the filter selector string
-     */
-    record FilterSelector(String selector) implements SyclObject {
-        /**
-         * Validates the component.
-         *
-         * @throws NullPointerException     if {@code selector} is null
-         * @throws IllegalArgumentException if {@code selector} is blank
-         */
-        public FilterSelector {
-            Objects.requireNonNull(selector, "selector");
-            if (selector.isBlank()) {
-                throw new IllegalArgumentException("selector: blank (expected: a SYCL filter selector string)");
             }
         }
     }

@@ -36,8 +36,7 @@ import java.util.Optional;
  * @param strides   {@code "strides"}: element strides, or null for C-contiguous
  * @param offset    {@code "offset"}: elements from {@code data}'s pointer to element {@code [0, ..., 0]}
  * @param version   {@code "version"}: {@value #VERSION}
- * @param syclobj   {@code "syclobj"}: the queue, context, filter selector or native handles naming
- *                  the SYCL context
+ * @param syclobj   {@code "syclobj"}: the queue or the native handles naming the SYCL context
  */
 public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeDescr> typedescr, Data data,
                                     List<Long> strides, long offset, int version, SyclObject syclobj) {

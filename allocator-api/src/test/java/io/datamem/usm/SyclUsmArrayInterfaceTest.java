@@ -164,10 +164,7 @@ class SyclUsmArrayInterfaceTest {
         assertThrows(NullPointerException.class,
                 () -> new SyclUsmArrayInterface(List.of(1L), "|b1", descr, data, null, 0, 1, null));
         assertThrows(IllegalArgumentException.class, () -> new SyclObject.Queue(0));
-        assertThrows(IllegalArgumentException.class, () -> new SyclObject.Context(0));
-        assertThrows(IllegalArgumentException.class, () -> new SyclObject.FilterSelector(" "));
         assertEquals("SyclQueueRef", new SyclObject.Queue(1).capsuleName());
-        assertEquals("SyclContextRef", new SyclObject.Context(2).capsuleName());
         SyclObject.NativeHandles h = new SyclObject.NativeHandles(SyclObject.NativeHandles.OPENCL, 1, 2, 0);
         assertEquals("opencl", h.backend());
         assertEquals(0, h.queue(), "a queue is optional");
