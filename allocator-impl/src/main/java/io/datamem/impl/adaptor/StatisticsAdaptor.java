@@ -8,13 +8,19 @@ import io.datamem.internal.Checks;
 
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.function.LongConsumer;
 
 /**
  * Counts what flows through an upstream allocator: bytes in use now and at peak, total bytes
  * allocated and freed, the number of allocations, frees, reallocations and failures, and a
- * histogram of allocation sizes. Nested <em>scopes</em> ({@link #push()}, {@link #pop()}) let a
- * compute block read its own figures.
+ * histogram of allocation sizes. Nested <em>scopes</em> ({@link #push()}, closed innermost first)
+ * let a compute block read its own figures:
+ *
+ * <pre>{@code
+ * try (StatisticsAdaptor.Scope block = stats.push()) {
+ *     compute();
+ *     long peak = block.figures().peakBytes();
+ * }
+ * }</pre>
  *
  * <p>Accounting follows the sizes callers pass: {@code free(ptr, n)} subtracts {@code n}. A failed
  * allocation ({@code NULL}) counts as a failure and changes nothing else; a caller mistake
@@ -68,9 +74,9 @@ import java.util.function.LongConsumer;
  *
  * <p>Scopes form a stack shared by every thread using this adaptor, as RMM's
  * {@code statistics_resource_adaptor} counters: operations are counted in the whole-life figures
- * and in the innermost open scope; popping a scope adds its figures to the enclosing one (its peak
+ * and in the innermost open scope; closing a scope adds its figures to the enclosing one (its peak
  * counted on top of the enclosing scope's bytes in use). An operation racing with a
- * {@link #pop()} is counted in the popped scope and may miss the enclosing one; the whole-life
+ * scope's {@link Scope#close()} is counted in the closed scope and may miss the enclosing one; the whole-life
  * figures are always exact.
  *
  * <p>Built by the handler term {@code stats} ({@code DataMem.handler("default_allocator+stats")}, or
@@ -106,35 +112,6 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
     Scope push();
 
     /**
-     * Closes the innermost scope and adds its figures to the enclosing one.
-     *
-     * @return the figures of the scope closed (its {@code currentBytes} may be negative, see
-     *         {@link Scope#figures()})
-     * @throws IllegalStateException if no scope is open
-     */
-    LayerSnapshot.Statistics pop();
-
-    /**
-     * How many scopes are open.
-     *
-     * @return the depth of the scope stack
-     */
-    int scopeDepth();
-
-    /**
-     * Calls {@code observer} with the byte size of every allocation from now on (what
-     * {@link LayerSnapshot.Statistics#allocations()} counts), on the allocating thread, until the returned subscription is
-     * closed; with no observer the cost is one read of a volatile field per allocation. (The
-     * Micrometer binder does not use this: it reads {@link #histogram()} and the size figures when
-     * scraped.) An observer that throws is logged and otherwise ignored: the allocation stands.
-     *
-     * @param observer a fast, thread-safe consumer of sizes in bytes
-     * @return the subscription; closing it removes the observer
-     * @throws NullPointerException if {@code observer} is null
-     */
-    Subscription observeAllocationSizes(LongConsumer observer);
-
-    /**
      * A scope opened by {@link #push()}: counts the operations made while it is the innermost open
      * scope (and those of the scopes nested in it, once they are popped).
      */
@@ -161,14 +138,6 @@ public interface StatisticsAdaptor extends AllocatorAdaptor, SnapshotSource {
          *
          * @throws IllegalStateException if the scope is open but not the innermost one
          */
-        @Override
-        void close();
-    }
-
-    /** What {@link #observeAllocationSizes} returns: closing it removes the observer. */
-    @FunctionalInterface
-    interface Subscription extends AutoCloseable {
-        /** Removes the observer. Idempotent. */
         @Override
         void close();
     }

@@ -33,7 +33,7 @@ public sealed interface LayerSnapshot {
     /**
      * The figures of a statistics layer ({@code +stats}): its whole-life figures (in a snapshot, and
      * from {@code StatisticsAdaptor.figures()}), or those of one of its scopes
-     * ({@code StatisticsAdaptor.Scope.figures()} and {@code pop()}). The whole-life figures are read
+     * ({@code StatisticsAdaptor.Scope.figures()}). The whole-life figures are read
      * so that every free counted has its allocation counted too: {@code currentBytes} and
      * {@code liveAllocations()} are never negative while callers free only what they allocated, and
      * each figure is exact for the calls that returned before the read began. A scope's

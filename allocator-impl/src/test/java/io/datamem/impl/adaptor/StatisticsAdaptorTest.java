@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Figures, the size histogram, nested scopes and observers of the statistics adaptor. */
+/** Figures, the size histogram and nested scopes of the statistics adaptor. */
 @CheckedMemory("default_allocator+stats")
 class StatisticsAdaptorTest {
 
@@ -58,15 +58,18 @@ class StatisticsAdaptorTest {
     void scopesCountTheirOwnBlockAndAddUpWhenPopped() {
         MemorySegment before = stats.malloc(1000);
         LayerSnapshot.Statistics outer;
-        try (StatisticsAdaptorImpl.Scope block = stats.push()) {
+        StatisticsAdaptorImpl.Scope block = stats.push();
+        try (block) {
             MemorySegment a = stats.malloc(100);
             StatisticsAdaptorImpl.Scope inner = stats.push();
             MemorySegment b = stats.calloc(10, 50);
             MemorySegment c = stats.realloc(b, 500, 800);
             stats.free(c, 800);
-            assertEquals(2, stats.scopeDepth());
-            LayerSnapshot.Statistics in = stats.pop();
+            assertTrue(block.isOpen() && inner.isOpen(), "two scopes open");
+            inner.close();
+            LayerSnapshot.Statistics in = inner.figures();
             assertFalse(inner.isOpen());
+            assertTrue(block.isOpen());
             assertEquals(new LayerSnapshot.Statistics("StatisticsAdaptor", 0, 800, 800, 800, 1, 1, 1, 0), in);
             stats.free(before, 1000); // allocated before the scope: its bytes go negative
             stats.free(a, 100);
@@ -76,10 +79,10 @@ class StatisticsAdaptorTest {
             assertEquals(2, outer.allocations());
             assertEquals(3, outer.frees());
             assertEquals(1, outer.reallocations());
-            inner.close(); // already popped: a no-op
+            inner.close(); // already closed: a no-op
+            assertEquals(in, inner.figures(), "a closed scope's figures are final");
         }
-        assertEquals(0, stats.scopeDepth());
-        assertThrows(IllegalStateException.class, stats::pop);
+        assertFalse(block.isOpen());
         assertEquals(new LayerSnapshot.Statistics("StatisticsAdaptor", 0, 1900, 1900, 1900, 3, 3, 1, 0), stats.figures());
     }
 
@@ -91,7 +94,8 @@ class StatisticsAdaptorTest {
         inner.close();
         inner.close();
         outer.close();
-        assertEquals(0, stats.scopeDepth());
+        assertFalse(outer.isOpen());
+        assertFalse(inner.isOpen());
     }
 
     @Test
@@ -105,27 +109,6 @@ class StatisticsAdaptorTest {
         assertEquals(2, stats.failures());
         assertEquals(0, stats.allocations());
         assertEquals(0, stats.histogram().total());
-    }
-
-    @Test
-    void observersSeeEveryAllocationSizeUntilClosed() {
-        List<Long> seen = new ArrayList<>();
-        StatisticsAdaptorImpl.Subscription sub = stats.observeAllocationSizes(seen::add);
-        StatisticsAdaptorImpl.Subscription failing = stats.observeAllocationSizes(s -> {
-            throw new IllegalStateException("observer bug");
-        });
-        MemorySegment p = stats.malloc(10);
-        MemorySegment q = stats.calloc(3, 4);
-        MemorySegment r = stats.realloc(q, 12, 24); // a reallocation, not an allocation
-        assertEquals(List.of(10L, 12L), seen);
-        sub.close();
-        failing.close();
-        sub.close();
-        stats.free(stats.malloc(99), 99);
-        assertEquals(List.of(10L, 12L), seen);
-        stats.free(p, 10);
-        stats.free(r, 24);
-        assertEquals(0, stats.currentBytes(), "an observer that throws does not undo the allocation");
     }
 
     @Test

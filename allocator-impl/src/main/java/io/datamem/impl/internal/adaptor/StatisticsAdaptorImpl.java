@@ -9,17 +9,14 @@ import io.datamem.spi.BlockReleased;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongConsumer;
 
 /**
  * The {@link StatisticsAdaptor} of the handler term {@code stats}: per-thread cells of whole-life
- * figures, a stack of scopes, and the observers of allocation sizes. The guarantees are stated on
+ * figures and a stack of scopes. The guarantees are stated on
  * the interface.
  */
 public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
@@ -57,7 +54,6 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private int sweepAt = 16;                   // guarded by cellLock: registrations before the next sweep
     private final Object scopeLock = new Object();
     private volatile Counters top;              // innermost open scope; null when none
-    private volatile LongConsumer[] observers;  // null when none
 
     /**
      * Wraps an upstream allocator.
@@ -193,8 +189,9 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         } else {
             allocatedShared(c, byteSize);
         }
-        if (top != null || observers != null) {
-            allocatedElsewhere(byteSize);
+        Counters s = top;
+        if (s != null) {
+            s.allocated(byteSize);
         }
     }
 
@@ -218,29 +215,6 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         long net = c.add(ALLOCATED, byteSize) - c.get(FREED);
         if (net > c.get(SYNCED)) {
             sync(c, net);
-        }
-    }
-
-    /** Counts an allocation in the open scope and tells the observers, when there are any. */
-    private void allocatedElsewhere(long byteSize) {
-        Counters s = top;
-        if (s != null) {
-            s.allocated(byteSize);
-        }
-        LongConsumer[] o = observers;
-        if (o != null) {
-            notify(o, byteSize);
-        }
-    }
-
-    private static void notify(LongConsumer[] o, long byteSize) {
-        for (LongConsumer c : o) {
-            try {
-                c.accept(byteSize);
-            } catch (RuntimeException e) {
-                // The block is allocated and the caller owns it: an observer must not undo that.
-                LOG.log(System.Logger.Level.WARNING, "datamem: an allocation-size observer failed", e);
-            }
         }
     }
 
@@ -564,17 +538,6 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         }
     }
 
-    @Override
-    public LayerSnapshot.Statistics pop() {
-        synchronized (scopeLock) {
-            Counters c = top;
-            if (c == null) {
-                throw new IllegalStateException("pop: no scope is open on " + this);
-            }
-            return popLocked(c);
-        }
-    }
-
     private LayerSnapshot.Statistics popLocked(Counters c) {
         top = c.parent;
         c.closed = true;
@@ -582,17 +545,6 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
             c.parent.absorb(c);
         }
         return c.figures();
-    }
-
-    @Override
-    public int scopeDepth() {
-        synchronized (scopeLock) {
-            int n = 0;
-            for (Counters c = top; c != null; c = c.parent) {
-                n++;
-            }
-            return n;
-        }
     }
 
     /** A scope of this adaptor: its counters. */
@@ -632,32 +584,6 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         public String toString() {
             return "Scope" + figures();
         }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Observers
-
-    @Override
-    public Subscription observeAllocationSizes(LongConsumer observer) {
-        Objects.requireNonNull(observer, "observer");
-        synchronized (scopeLock) {
-            LongConsumer[] o = observers;
-            LongConsumer[] next = o == null ? new LongConsumer[1] : Arrays.copyOf(o, o.length + 1);
-            next[next.length - 1] = observer;
-            observers = next;
-        }
-        return () -> {
-            synchronized (scopeLock) {
-                LongConsumer[] o = observers;
-                if (o == null) {
-                    return;
-                }
-                List<LongConsumer> rest = new ArrayList<>(Arrays.asList(o));
-                if (rest.remove(observer)) {
-                    observers = rest.isEmpty() ? null : rest.toArray(LongConsumer[]::new);
-                }
-            }
-        };
     }
 
     @Override
