@@ -8,11 +8,21 @@ import java.io.UncheckedIOException;
 
 /**
  * Writes every operation through an upstream allocator to a log, one line each, in the format
- * {@link AllocationLog} reads and replays against any allocator ({@code datamem replay}).
+ * below; {@code datamem replay LOG --handler NAME} replays such a log against any handler.
  *
- * <p>The format (version {@value AllocationLog#FORMAT_VERSION}), whitespace-separated, addresses in
- * hexadecimal with {@code 0x}, {@code 0x0} for {@code NULL}, times in nanoseconds since the log
- * started, threads by id:
+ * <p>The format, version 1. The first line names the version, {@code # datamem allocation log 1}.
+ * Lines starting with {@code #} are comments: {@code # started INSTANT} follows the first, and
+ * {@code # thread ID NAME} names a thread the first time it appears. Every other line is one
+ * operation, whitespace-separated fields, {@code NANOS} the nanoseconds since the log started,
+ * {@code THREAD} the thread's id, sizes in bytes, addresses in hexadecimal with {@code 0x}
+ * ({@code 0x0} for {@code NULL}):
+ * <ul>
+ *   <li>{@code NANOS THREAD malloc SIZE RESULT}</li>
+ *   <li>{@code NANOS THREAD calloc COUNT ELEMENT_SIZE RESULT}</li>
+ *   <li>{@code NANOS THREAD realloc PTR OLD_SIZE NEW_SIZE RESULT}</li>
+ *   <li>{@code NANOS THREAD free PTR SIZE} (frees of {@code NULL} are not logged)</li>
+ * </ul>
+ * {@code RESULT} is the address returned, {@code 0x0} when the request failed. For example:
  * <pre>
  * # datamem allocation log 1
  * # started 2025-06-01T10:00:00Z
@@ -22,8 +32,6 @@ import java.io.UncheckedIOException;
  * 2300 1 realloc 0x7f3a2c001000 4096 8192 0x7f3a2c004000
  * 2950 1 free 0x7f3a2c002000 800
  * </pre>
- * Lines starting with {@code #} are comments; {@code # thread ID NAME} names a thread the first time
- * it appears.
  *
  * <p>Lines are in an order a single thread can replay: a {@code free} or {@code realloc} is written
  * while the log is locked across the upstream call, so an address freed by one thread and reused by

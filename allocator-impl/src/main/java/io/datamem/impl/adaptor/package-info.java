@@ -6,8 +6,8 @@
  * {@link io.datamem.impl.adaptor.GuardAdaptor} ({@code +guard}, reporting
  * {@link io.datamem.impl.adaptor.GuardViolation}s, by default as a
  * {@link io.datamem.impl.adaptor.GuardViolationException}),
- * {@link io.datamem.impl.adaptor.LoggingAdaptor} ({@code +log=FILE}, read and replayed by
- * {@link io.datamem.impl.adaptor.AllocationLog}),
+ * {@link io.datamem.impl.adaptor.LoggingAdaptor} ({@code +log=FILE}, a log in the format its javadoc
+ * states, replayed by the command line's {@code datamem replay}),
  * {@link io.datamem.impl.adaptor.FailureInjectingAdaptor} ({@code +faults=...}), and the
  * {@code +jfr} adaptor, which has no interface here (it declares nothing a user calls: its JDK Flight
  * Recorder events are documented in docs/observability.md).

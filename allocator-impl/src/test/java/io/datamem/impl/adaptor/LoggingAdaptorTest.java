@@ -1,9 +1,6 @@
 package io.datamem.impl.adaptor;
 
-import io.datamem.impl.internal.adaptor.FailureInjectingAdaptorImpl;
 import io.datamem.impl.internal.adaptor.LoggingAdaptorImpl;
-import io.datamem.impl.internal.adaptor.GuardAdaptorImpl;
-import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
@@ -13,21 +10,27 @@ import io.datamem.impl.AllocatorStack;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.StringReader;
 import java.io.StringWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The log's line format, and replays of a recorded log against other handlers. */
+/**
+ * What the {@code +log} adaptor writes: the documented line format, an order one thread can replay,
+ * flushing and closing. Reading and replaying a log is the command line's ({@code AllocationLogTest}
+ * in {@code examples}).
+ */
 class LoggingAdaptorTest {
 
     @TempDir
@@ -60,12 +63,11 @@ class LoggingAdaptorTest {
         assertTrue(lines.get(8).matches(t + "free " + hex(c) + " 8192"), lines.get(8));
         assertEquals(9, lines.size());
         assertEquals(6, log.lines());
-        List<AllocationLog.Entry> entries = AllocationLog.read(new StringReader(out.toString()), "test");
-        assertEquals(List.of(AllocationLog.Op.MALLOC, AllocationLog.Op.CALLOC, AllocationLog.Op.REALLOC,
-                AllocationLog.Op.FREE, AllocationLog.Op.MALLOC, AllocationLog.Op.FREE),
-                entries.stream().map(AllocationLog.Entry::op).toList());
-        assertEquals(c.address(), entries.get(2).result());
-        assertEquals(8192, entries.get(2).requestedBytes());
+        List<Line> ops = operations(out.toString());
+        assertEquals(List.of("malloc", "calloc", "realloc", "free", "malloc", "free"),
+                ops.stream().map(Line::op).toList());
+        assertEquals(c.address(), address(ops.get(2).fields()[3]), "realloc's RESULT");
+        assertEquals(8192, Long.parseLong(ops.get(2).fields()[2]), "realloc's NEW_SIZE");
     }
 
     private static String hex(MemorySegment p) {
@@ -105,74 +107,42 @@ class LoggingAdaptorTest {
     }
 
     @Test
-    void aReplayAgainstTwoHandlersGivesTheSameCountsAndPeak() throws Exception {
-        Path file = record(1);
-        List<AllocationLog.Entry> entries = AllocationLog.read(file);
-        AllocationLog.Replay onDefault = AllocationLog.replay(file, DataMem.createHandler("default_allocator").allocator());
-        StatisticsAdaptorImpl aligned = assertInstanceOf(StatisticsAdaptorImpl.class,
-                DataMem.createHandler("aligned64+stats").allocator());
-        AllocationLog.Replay onAligned = AllocationLog.replay(file, aligned);
-        assertEquals(entries.size(), onDefault.operations());
-        assertEquals(onDefault.mallocs(), onAligned.mallocs());
-        assertEquals(onDefault.callocs(), onAligned.callocs());
-        assertEquals(onDefault.reallocs(), onAligned.reallocs());
-        assertEquals(onDefault.frees(), onAligned.frees());
-        assertEquals(onDefault.peakBytes(), onAligned.peakBytes());
-        assertEquals(0, onDefault.failures() + onDefault.skipped() + onDefault.leftLiveBlocks());
-        assertEquals(aligned.peakBytes(), onAligned.peakBytes(), "the replay's peak is what the target saw");
-        assertEquals(0, aligned.currentBytes());
-        assertEquals(onAligned.mallocs() + onAligned.callocs(), aligned.allocations());
-        assertTrue(onDefault.toString().contains("peak bytes: " + onDefault.peakBytes()), onDefault.toString());
-    }
-
-    @Test
-    void aLogOfSeveralThreadsReplaysOnOneWithoutConfusingReusedAddresses() throws Exception {
-        Path file = record(4);
-        StatisticsAdaptorImpl target = StatisticsAdaptorImpl.of(GuardAdaptorImpl.of(DataMem.builtinDefault().allocator()));
-        AllocationLog.Replay r = AllocationLog.replay(file, target);
-        assertEquals(0, r.skipped(), "every free and realloc named a block the replay had");
-        assertEquals(0, r.leftLiveBlocks());
-        assertEquals(r.mallocs() + r.callocs(), r.frees());
-        assertEquals(0, target.currentBytes());
-        GuardAdaptorImpl guard = (GuardAdaptorImpl) target.upstream();
-        assertEquals(List.of(), guard.violations(), "the replay freed each block once, with its size");
-    }
-
-    @Test
-    void replayedFailuresAndLeftoversAreCounted() {
-        String log = """
-                # datamem allocation log 1
-                1 1 malloc 100 0x1000
-                2 1 malloc 1125899906842624 0x0
-                3 1 realloc 0x1000 100 200 0x2000
-                4 1 malloc 50 0x3000
-                5 1 free 0x9999 8
-                6 1 calloc 3 4 0x4000
-                7 1 free 0x2000 200
-                """;
-        List<AllocationLog.Entry> entries = AllocationLog.read(new StringReader(log), "inline");
-        StatisticsAdaptorImpl target = StatisticsAdaptorImpl.of(DataMem.builtinDefault().allocator());
-        AllocationLog.Replay r = AllocationLog.replay(entries, FailureInjectingAdaptorImpl.nth(target, 3));
-        assertEquals(1, r.loggedFailures());
-        assertEquals(1, r.failures(), "the third request (malloc 50) failed in the replay");
-        assertEquals(1, r.skipped(), "free of 0x9999, which the replay never had");
-        assertEquals(1, r.leftLiveBlocks());
-        assertEquals(12, r.leftLiveBytes());
-        assertEquals(212, r.peakBytes());
-        assertEquals(0, target.currentBytes(), "leftovers are freed at the end");
-    }
-
-    @Test
-    void malformedLogsNameTheLine() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AllocationLog.read(
-                new StringReader("# datamem allocation log 1\n1 1 malloc 10 0x10\n2 1 free 0x10\n"), "bad.log"));
-        assertTrue(e.getMessage().startsWith("bad.log line 3: '2 1 free 0x10': free takes 2 fields"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> AllocationLog.read(
-                new StringReader("# datamem allocation log 7\n"), "new.log"));
-        assertTrue(e.getMessage().contains("log format version 7 (expected: 1)"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> AllocationLog.read(
-                new StringReader("1 1 mmap 10 0x10\n"), "x"));
-        assertTrue(e.getMessage().startsWith("x line 1"), e.getMessage());
+    void aLogOfSeveralThreadsIsInAnOrderOneThreadCanReplay() throws Exception {
+        List<Line> ops = operations(Files.readString(record(4)));
+        Map<Long, Long> live = new HashMap<>();   // address -> size, walking the log in order
+        long allocations = 0;
+        long frees = 0;
+        for (Line l : ops) {
+            String[] f = l.fields();
+            switch (l.op()) {
+                case "malloc", "calloc" -> {
+                    long result = address(f[f.length - 1]);
+                    if (result != 0) {
+                        long size = l.op().equals("malloc") ? Long.parseLong(f[0])
+                                : Long.parseLong(f[0]) * Long.parseLong(f[1]);
+                        assertNull(live.put(result, size), l + ": allocated while the log has it live");
+                        allocations++;
+                    }
+                }
+                case "realloc" -> {
+                    long ptr = address(f[0]);
+                    long result = address(f[3]);
+                    if (result != 0) {
+                        if (ptr != 0) {
+                            assertEquals(Long.parseLong(f[1]), live.remove(ptr), l + ": a block the log has live");
+                        }
+                        assertNull(live.put(result, Long.parseLong(f[2])), l + ": returned while the log has it live");
+                    }
+                }
+                case "free" -> {
+                    assertEquals(Long.parseLong(f[1]), live.remove(address(f[0])), l + ": a block the log has live");
+                    frees++;
+                }
+                default -> throw new AssertionError(l);
+            }
+        }
+        assertEquals(Map.of(), live, "every block the workload allocated is freed in the log");
+        assertEquals(allocations, frees);
     }
 
     @Test
@@ -182,11 +152,41 @@ class LoggingAdaptorTest {
         DataMemAllocator a = h.allocator();
         a.free(a.malloc(10), 10);
         ((LoggingAdaptorImpl) a).flush();
-        assertEquals(2, AllocationLog.read(file).size());
+        assertEquals(2, operations(Files.readString(file)).size());
         ((LoggingAdaptorImpl) a).close();
         assertTrue(Files.readString(file).startsWith("# datamem allocation log 1"));
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> DataMem.createHandler("aligned64+log"));
         assertTrue(bad.getMessage().contains("expected: log=FILE"), bad.getMessage());
+    }
+
+    /**
+     * One operation line of a log.
+     *
+     * @param thread the thread's id
+     * @param op     the operation's name
+     * @param fields the fields after {@code NANOS THREAD op}
+     */
+    private record Line(long thread, String op, String[] fields) {
+
+        @Override
+        public String toString() {
+            return thread + " " + op + " " + String.join(" ", fields);
+        }
+    }
+
+    /** The operation lines of a log, split at spaces; the comment lines (the header among them) left out. */
+    private static List<Line> operations(String log) {
+        return log.lines().filter(l -> !l.startsWith("#")).map(l -> {
+            String[] f = l.split(" ");
+            assertTrue(f.length >= 4 && f[0].matches("\\d+") && f[1].matches("\\d+"), l);
+            return new Line(Long.parseLong(f[1]), f[2], Arrays.copyOfRange(f, 3, f.length));
+        }).toList();
+    }
+
+    /** An address as the log writes it, {@code 0x} and hexadecimal digits. */
+    private static long address(String field) {
+        assertTrue(field.matches("0x[0-9a-f]+"), field);
+        return Long.parseUnsignedLong(field.substring(2), 16);
     }
 }

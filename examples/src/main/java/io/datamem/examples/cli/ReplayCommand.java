@@ -2,7 +2,6 @@ package io.datamem.examples.cli;
 
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
-import io.datamem.impl.adaptor.AllocationLog;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

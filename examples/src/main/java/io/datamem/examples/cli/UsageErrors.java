@@ -1,6 +1,5 @@
 package io.datamem.examples.cli;
 
-import io.datamem.impl.adaptor.AllocationLog;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 

@@ -1,6 +1,5 @@
 package io.datamem.examples.cli;
 
-import io.datamem.impl.adaptor.AllocationLog;
 import io.datamem.impl.snapshot.MemorySnapshot;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -120,7 +120,7 @@ class SnapshotPageTest {
         assertTrue(html.contains("id=\"bytes-over-time\"") && html.contains("<polyline"), html);
         assertTrue(html.contains("id=\"fragmentation-0\""), html);
         assertFalse(html.contains("http://") || html.contains("https://"), "an external reference");
-        List<long[]> points = SnapshotPage.bytesInUse(io.datamem.impl.adaptor.AllocationLog.read(log));
+        List<long[]> points = SnapshotPage.bytesInUse(AllocationLog.read(log));
         assertEquals(8000 + 4000, points.getLast()[1], "two arrays left live by the log");
         assertEquals(8000 + 4000 + 123, points.stream().mapToLong(p -> p[1]).max().orElseThrow());
         Run missing = cli("view", dir.resolve("nothing.json").toString());

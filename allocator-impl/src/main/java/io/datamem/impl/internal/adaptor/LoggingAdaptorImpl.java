@@ -2,7 +2,6 @@ package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
-import io.datamem.impl.adaptor.AllocationLog;
 import io.datamem.impl.adaptor.LoggingAdaptor;
 
 import io.datamem.spi.BlockReleased;
@@ -30,6 +29,12 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class LoggingAdaptorImpl extends ForwardingAllocator implements LoggingAdaptor {
 
+    /**
+     * The version of the line format, written in the first line of every log; stated in
+     * {@link LoggingAdaptor}'s javadoc, and checked by the {@code datamem} command line's reader.
+     */
+    private static final int FORMAT_VERSION = 1;
+
     // the logger keeps the exported type's name, the one users configure
     private static final System.Logger LOG = System.getLogger(LoggingAdaptor.class.getName());
     private static final List<WeakReference<LoggingAdaptorImpl>> OPEN_FILES = new ArrayList<>();
@@ -52,7 +57,7 @@ public final class LoggingAdaptorImpl extends ForwardingAllocator implements Log
         super(upstream);
         this.out = out;
         this.target = target;
-        write("# datamem allocation log " + AllocationLog.FORMAT_VERSION + "\n# started " + Instant.now() + "\n");
+        write("# datamem allocation log " + FORMAT_VERSION + "\n# started " + Instant.now() + "\n");
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.datamem.impl.adaptor;
+package io.datamem.examples.cli;
 
 import io.datamem.DataMemAllocator;
 
@@ -16,9 +16,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
- * Reads the logs {@link LoggingAdaptor} writes and replays them against an allocator.
+ * Reads the logs the {@code +log=FILE} adaptor ({@link io.datamem.impl.adaptor.LoggingAdaptor}, whose
+ * javadoc states the format) writes, and replays them against an allocator: what
+ * {@code datamem replay}, {@code datamem snapshot --log} and {@code datamem view --log} do with a log.
  *
  * <p>A replay issues the logged requests in log order, on one thread, mapping each logged address
  * to the block the target returned for it. Requests that failed when they were logged (result
@@ -27,16 +30,19 @@ import java.util.Objects;
  * bytes are computed from the sizes in the log, so two targets that satisfy every request report
  * the same peak and counts; only the time differs.
  */
-public final class AllocationLog {
+final class AllocationLog {
 
-    /** The version of the line format, written in the first line of every log. */
-    public static final int FORMAT_VERSION = 1;
+    /**
+     * The version of the line format this reader accepts, written in the first line of every log
+     * ({@code # datamem allocation log 1}); the adaptor writes the same number.
+     */
+    static final int FORMAT_VERSION = 1;
 
     private AllocationLog() {
     }
 
     /** The kinds of logged operations. */
-    public enum Op {
+    enum Op {
         /** {@code malloc SIZE RESULT}. */
         MALLOC,
         /** {@code calloc COUNT ELEMENT_SIZE RESULT}. */
@@ -59,14 +65,14 @@ public final class AllocationLog {
      * @param argument the second size: new size ({@code realloc}), element size ({@code calloc}), else 0
      * @param result   the address returned ({@code 0} for NULL; 0 for {@code free})
      */
-    public record Entry(long nanos, long threadId, Op op, long address, long byteSize, long argument, long result) {
+    record Entry(long nanos, long threadId, Op op, long address, long byteSize, long argument, long result) {
 
         /**
          * Validates.
          *
          * @throws NullPointerException if {@code op} is null
          */
-        public Entry {
+        Entry {
             Objects.requireNonNull(op, "op");
         }
 
@@ -76,7 +82,7 @@ public final class AllocationLog {
          * @return the new size of a block ({@code malloc}, {@code calloc}, {@code realloc}), or the
          *         freed size
          */
-        public long requestedBytes() {
+        long requestedBytes() {
             return switch (op) {
                 case MALLOC, FREE -> byteSize;
                 case CALLOC -> byteSize * argument;
@@ -100,15 +106,15 @@ public final class AllocationLog {
      * @param leftLiveBytes    their bytes
      * @param nanos            the time the target's calls took in all (the whole replay loop)
      */
-    public record Replay(long mallocs, long callocs, long reallocs, long frees, long failures, long skipped,
-                         long loggedFailures, long peakBytes, long leftLiveBlocks, long leftLiveBytes, long nanos) {
+    record Replay(long mallocs, long callocs, long reallocs, long frees, long failures, long skipped,
+                  long loggedFailures, long peakBytes, long leftLiveBlocks, long leftLiveBytes, long nanos) {
 
         /**
          * Every request issued.
          *
          * @return mallocs + callocs + reallocs + frees
          */
-        public long operations() {
+        long operations() {
             return mallocs + callocs + reallocs + frees;
         }
 
@@ -136,7 +142,7 @@ public final class AllocationLog {
      * @throws UncheckedIOException     if the file cannot be read
      * @throws IllegalArgumentException if a line is malformed (the message names the line)
      */
-    public static List<Entry> read(Path log) {
+    static List<Entry> read(Path log) {
         try (Reader r = Files.newBufferedReader(log, StandardCharsets.UTF_8)) {
             return read(r, log.toString());
         } catch (IOException e) {
@@ -153,7 +159,7 @@ public final class AllocationLog {
      * @throws UncheckedIOException     if reading fails
      * @throws IllegalArgumentException if a line is malformed (the message names the line)
      */
-    public static List<Entry> read(Reader in, String name) {
+    static List<Entry> read(Reader in, String name) {
         List<Entry> entries = new ArrayList<>();
         BufferedReader r = in instanceof BufferedReader b ? b : new BufferedReader(in);
         int number = 0;
@@ -226,19 +232,6 @@ public final class AllocationLog {
     }
 
     /**
-     * Replays a log file against an allocator.
-     *
-     * @param log    the file
-     * @param target the allocator to replay against
-     * @return what the replay did
-     * @throws UncheckedIOException     if the file cannot be read
-     * @throws IllegalArgumentException if a line is malformed
-     */
-    public static Replay replay(Path log, DataMemAllocator target) {
-        return replay(read(log), target);
-    }
-
-    /**
      * Replays operations against an allocator.
      *
      * @param entries the operations, in log order
@@ -246,7 +239,7 @@ public final class AllocationLog {
      * @return what the replay did
      * @throws NullPointerException if an argument is null
      */
-    public static Replay replay(List<Entry> entries, DataMemAllocator target) {
+    static Replay replay(List<Entry> entries, DataMemAllocator target) {
         return replay(entries, target, t -> { });
     }
 
@@ -262,8 +255,8 @@ public final class AllocationLog {
      * @return what the replay did
      * @throws NullPointerException if an argument is null
      */
-    public static Replay replay(List<Entry> entries, DataMemAllocator target,
-                                java.util.function.Consumer<? super DataMemAllocator> atEnd) {
+    static Replay replay(List<Entry> entries, DataMemAllocator target,
+                         Consumer<? super DataMemAllocator> atEnd) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(atEnd, "atEnd");
         Map<Long, long[]> live = new HashMap<>(); // logged address -> {replay address, size}
