@@ -127,11 +127,4 @@ public interface HugePageAllocator extends DataMemAllocator, SnapshotSource {
      * @throws NullPointerException if {@code kind} is null
      */
     long mappingCount(PageKind kind);
-
-    /**
-     * The mappings not yet freed.
-     *
-     * @return a count
-     */
-    int liveMappings();
 }

@@ -38,7 +38,7 @@ import java.util.Set;
  * that off; {@link #register()} does it by hand and says whether it is registered. No agent is
  * loaded: a client attaches, starts the JDK's local management agent and calls the MBean.
  */
-public final class MemorySnapshots implements MemorySnapshotsMXBean {
+public final class MemorySnapshots {
 
     /** The MBean's object name. */
     public static final String OBJECT_NAME = "io.datamem:type=MemorySnapshots";
@@ -71,7 +71,7 @@ public final class MemorySnapshots implements MemorySnapshotsMXBean {
             }
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             try {
-                server.registerMBean(new MemorySnapshots(), objectName());
+                server.registerMBean(new Bean(), objectName());
                 registered = true;
                 return true;
             } catch (InstanceAlreadyExistsException e) {
@@ -162,18 +162,22 @@ public final class MemorySnapshots implements MemorySnapshotsMXBean {
         return List.copyOf(names);
     }
 
-    @Override
-    public String[] getHandlerNames() {
-        return names(live()).toArray(String[]::new);
-    }
+    /** The MBean: each call reads the live handlers anew. */
+    private static final class Bean implements MemorySnapshotsMXBean {
 
-    @Override
-    public String snapshot(String handlerName) {
-        return take(handlerName).toJson();
-    }
+        @Override
+        public String[] getHandlerNames() {
+            return names(live()).toArray(String[]::new);
+        }
 
-    @Override
-    public String snapshotAll() {
-        return MemorySnapshot.take(live()).toJson();
+        @Override
+        public String snapshot(String handlerName) {
+            return take(handlerName).toJson();
+        }
+
+        @Override
+        public String snapshotAll() {
+            return MemorySnapshot.take(live()).toJson();
+        }
     }
 }

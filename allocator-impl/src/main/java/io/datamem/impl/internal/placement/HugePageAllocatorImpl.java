@@ -456,7 +456,11 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
         return mappingCounts[Objects.requireNonNull(kind, "kind").ordinal()].sum();
     }
 
-    @Override
+    /**
+     * The mappings not yet freed (what {@link #snapshot()} lists), for tests.
+     *
+     * @return a count
+     */
     public int liveMappings() {
         return mappings.count();
     }
