@@ -86,8 +86,8 @@ class AdaptorNamesTest {
         java.lang.foreign.MemorySegment p = h.allocator().malloc(100);
         // an overrun 200 bytes past the end: outside the default red zone, inside this one
         p.reinterpret(301).set(java.lang.foreign.ValueLayout.JAVA_BYTE, 300, (byte) 7);
-        assertEquals(List.of(io.datamem.impl.adaptor.GuardViolation.Kind.OVERRUN),
-                g.check().stream().map(io.datamem.impl.adaptor.GuardViolation::kind).toList());
+        assertEquals(List.of(io.datamem.impl.adaptor.Misuse.Kind.OVERRUN),
+                g.check().stream().map(io.datamem.impl.adaptor.Misuse::kind).toList());
         h.allocator().free(p, 100);
         assertEquals(0, below.figures().currentBytes(), "quarantine=0 sends a freed block upstream at once");
 

@@ -142,7 +142,7 @@ class ConcurrentStressTest {
         assertEquals(0, guard.liveCount());
         guard.drainQuarantine(); // freed blocks wait there: under the guard, they are still live until now
         assertEquals(List.of(), guard.violations(), guard.report());
-        assertEquals(0, tracking.liveCount(), tracking.leakReport());
+        assertEquals(0, tracking.liveAllocations().size(), tracking.leakReport());
         assertEquals(List.of(), tracking.problems());
         assertEquals(0, stats.figures().currentBytes());
         assertEquals(0, stats.figures().failures());

@@ -7,7 +7,7 @@ import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.GuardAdaptor;
-import io.datamem.impl.adaptor.GuardViolation;
+import io.datamem.impl.adaptor.Misuse;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.spi.ProviderTerm;
@@ -84,9 +84,9 @@ public final class DataMemExtension implements BeforeEachCallback, AfterEachCall
         public Optional<String> finish() {
             guard.check();
             guard.drainQuarantine();
-            List<GuardViolation> violations = guard.violations();
+            List<Misuse> violations = guard.violations();
             List<LiveBlock> live = tracking.liveAllocations();
-            List<TrackingAdaptor.Problem> problems = tracking.problems();
+            List<Misuse> problems = tracking.problems();
             if (violations.isEmpty() && live.isEmpty() && problems.isEmpty()) {
                 return Optional.empty();
             }

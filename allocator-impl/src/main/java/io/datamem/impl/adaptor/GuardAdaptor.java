@@ -10,13 +10,13 @@ import java.util.List;
  * quarantine before going back upstream. The guard detects, and reports precisely (address, sizes,
  * kind, thread):
  * <ul>
- * <li>{@link GuardViolation.Kind#WRONG_SIZE}: {@code free} or {@code realloc} with a size other than the block's;</li>
- * <li>{@link GuardViolation.Kind#DOUBLE_FREE}: a block freed twice;</li>
- * <li>{@link GuardViolation.Kind#FOREIGN_POINTER}: a pointer it never allocated;</li>
- * <li>{@link GuardViolation.Kind#OVERRUN} and {@link GuardViolation.Kind#UNDERRUN}: writes past the end or before the start of a
+ * <li>{@link Misuse.Kind#WRONG_SIZE}: {@code free} or {@code realloc} with a size other than the block's;</li>
+ * <li>{@link Misuse.Kind#DOUBLE_FREE}: a block freed twice;</li>
+ * <li>{@link Misuse.Kind#FOREIGN_POINTER}: a pointer it never allocated;</li>
+ * <li>{@link Misuse.Kind#OVERRUN} and {@link Misuse.Kind#UNDERRUN}: writes past the end or before the start of a
  * block, checked on {@code free}/{@code realloc} and on demand for every live block
  * ({@link #check()});</li>
- * <li>{@link GuardViolation.Kind#USE_AFTER_FREE}: writes into a freed block while it is in quarantine, checked
+ * <li>{@link Misuse.Kind#USE_AFTER_FREE}: writes into a freed block while it is in quarantine, checked
  * when it leaves the quarantine and by {@link #check()}.</li>
  * </ul>
  *
@@ -24,7 +24,7 @@ import java.util.List;
  * looks at a header only when the registry says the pointer is a live block; a bad pointer is
  * reported without being touched or forwarded.
  *
- * <p>On a violation the guard records it ({@link #violations()}) and, in the default
+ * <p>On a violation the guard records it as a {@link Misuse} ({@link #violations()}) and, in the default
  * mode (the term {@code guard}), throws a {@link GuardViolationException}. Misuses of the pointer
  * or size passed (wrong size, double free, foreign pointer) leave memory untouched in that mode;
  * corruption found by a {@code free} (overrun, underrun) is reported after the block is freed,
@@ -64,7 +64,7 @@ public interface GuardAdaptor extends AllocatorAdaptor {
      *
      * @return the violations found by this check (also added to {@link #violations()})
      */
-    List<GuardViolation> check();
+    List<Misuse> check();
 
     /**
      * Sends every quarantined block upstream, checking each for writes after free first.
@@ -78,10 +78,11 @@ public interface GuardAdaptor extends AllocatorAdaptor {
      *
      * @return a snapshot
      */
-    List<GuardViolation> violations();
+    List<Misuse> violations();
 
     /**
-     * The number of live blocks.
+     * The number of live blocks: those the guard allocated and has not yet freed (quarantined
+     * blocks are not live).
      *
      * @return count
      */

@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * Thrown by a {@link GuardAdaptor} (in its default mode, the handler term {@code guard};
- * {@code guard=record} only records) when it catches a misuse. A caller mistake about the pointer or size passed, so an
+ * {@code guard=record} only records) when it catches a {@link Misuse}. A caller mistake about the pointer or size passed, so an
  * {@link IllegalArgumentException}, as the allocator contract says of checking adaptors.
  *
  * <p>Whether the block is gone is part of the exception: {@link #blockReleased()} is true when the
@@ -21,29 +21,29 @@ public final class GuardViolationException extends IllegalArgumentException impl
 
     private static final long serialVersionUID = 1L;
 
-    private final transient GuardViolation violation;
+    private final transient Misuse misuse;
     private final boolean blockReleased;
 
     /**
      * Creates the exception for a call that changed nothing.
      *
-     * @param violation what was caught
-     * @throws NullPointerException if {@code violation} is null
+     * @param misuse what was caught
+     * @throws NullPointerException if {@code misuse} is null
      */
-    public GuardViolationException(GuardViolation violation) {
-        this(violation, false);
+    public GuardViolationException(Misuse misuse) {
+        this(misuse, false);
     }
 
     /**
      * Creates the exception.
      *
-     * @param violation     what was caught
+     * @param misuse        what was caught
      * @param blockReleased whether the block was freed before the exception was thrown
-     * @throws NullPointerException if {@code violation} is null
+     * @throws NullPointerException if {@code misuse} is null
      */
-    public GuardViolationException(GuardViolation violation, boolean blockReleased) {
-        super(Objects.requireNonNull(violation, "violation") + (blockReleased ? " (the block was freed)" : ""));
-        this.violation = violation;
+    public GuardViolationException(Misuse misuse, boolean blockReleased) {
+        super(Objects.requireNonNull(misuse, "misuse") + (blockReleased ? " (the block was freed)" : ""));
+        this.misuse = misuse;
         this.blockReleased = blockReleased;
     }
 
@@ -60,9 +60,9 @@ public final class GuardViolationException extends IllegalArgumentException impl
     /**
      * What was caught.
      *
-     * @return the violation
+     * @return the misuse, as {@link GuardAdaptor#violations()} lists it
      */
-    public GuardViolation violation() {
-        return violation;
+    public Misuse misuse() {
+        return misuse;
     }
 }

@@ -5,7 +5,6 @@ import io.datamem.impl.snapshot.LiveBlock;
 import io.datamem.impl.snapshot.SnapshotSource;
 
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Keeps the set of live allocations (address, size, thread, time and, depending on the
@@ -14,7 +13,8 @@ import java.util.Objects;
  * of what is still live.
  *
  * <p>A {@code free} or {@code realloc} that names a pointer which is not live (a double free, or a
- * pointer this adaptor never returned), or gives the wrong size, is recorded as a {@link Problem} and
+ * pointer this adaptor never returned), or gives the wrong size, is recorded as a {@link Misuse} (of kind
+ * {@link Misuse.Kind#NOT_LIVE} or {@link Misuse.Kind#WRONG_SIZE}) and
  * refused with an {@link IllegalArgumentException} before anything is forwarded: the upstream never
  * sees it, and the block (if any) stays live and listed. When the upstream refuses a {@code free} or
  * {@code realloc} with an exception, the block stays live too, unless the exception is a
@@ -42,90 +42,24 @@ public interface TrackingAdaptor extends AllocatorAdaptor, SnapshotSource {
     String STACK_TRACES_PROPERTY = "datamem.tracking.stackTraces";
 
     /**
-     * A misuse the adaptor refused.
-     *
-     * @param kind          what was wrong
-     * @param operation     {@code "free"} or {@code "realloc"}
-     * @param address       the pointer passed
-     * @param byteSize      the size passed
-     * @param allocatedSize the size the block was allocated with, or -1 if the pointer is not live
-     * @param threadName    the thread that called
-     * @param allocation    the live block's record, or null if the pointer is not live
-     */
-    record Problem(Kind kind, String operation, long address, long byteSize, long allocatedSize,
-                          String threadName, LiveBlock allocation) {
-
-        /** Kinds of problems. */
-        public enum Kind {
-            /** The size passed is not the size the block was allocated with. */
-            WRONG_SIZE,
-            /** The pointer is not a live block: freed already, or never allocated here. */
-            NOT_LIVE
-        }
-
-        /**
-         * Validates.
-         *
-         * @throws NullPointerException if {@code kind}, {@code operation} or {@code threadName} is null
-         */
-        public Problem {
-            Objects.requireNonNull(kind, "kind");
-            Objects.requireNonNull(operation, "operation");
-            Objects.requireNonNull(threadName, "threadName");
-        }
-
-        /**
-         * The message of the exception the caller got.
-         *
-         * @return for example {@code free(0x7f3a10, 100): wrong size, the block was allocated with 128
-         *         bytes ...}
-         */
-        @Override
-        public String toString() {
-            String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
-            return switch (kind) {
-                case WRONG_SIZE -> call + ": WRONG_SIZE, the block was allocated with " + allocatedSize
-                        + " bytes (" + describe(allocation) + "); called on thread '" + threadName + "'";
-                case NOT_LIVE -> call + ": NOT_LIVE, no live block at this address (a double free, or a pointer"
-                        + " this handler never allocated); called on thread '" + threadName + "'";
-            };
-        }
-
-        private static String describe(LiveBlock b) {
-            return b == null ? "null" : "0x" + Long.toHexString(b.address()) + " (" + b.byteSize()
-                    + " bytes) allocated by thread '" + b.thread() + "' at " + b.time() + " (#" + b.sequence() + ")";
-        }
-    }
-
-    /**
      * The live allocations, oldest first, as {@link LiveBlock}s: each with its address, size,
      * thread, time, age now, sequence number and, when recorded, stack trace; no placement
-     * ({@link LiveBlock#pageSize()} 0, {@link LiveBlock#nodes()} empty).
+     * ({@link LiveBlock#pageSize()} 0, {@link LiveBlock#nodes()} empty). How many are live is its
+     * {@code size()}; their bytes, the sum of their {@link LiveBlock#byteSize()}s, also
+     * {@link io.datamem.impl.snapshot.LayerSnapshot.Tracking#liveBytes()} of this layer's
+     * {@link #snapshot()}.
      *
      * @return a snapshot
      */
     List<LiveBlock> liveAllocations();
 
     /**
-     * The number of live allocations.
-     *
-     * @return count
-     */
-    long liveCount();
-
-    /**
-     * The bytes of the live allocations.
-     *
-     * @return bytes
-     */
-    long liveBytes();
-
-    /**
-     * The misuses refused so far, in order.
+     * The misuses refused so far, in order: each a {@link Misuse.Kind#WRONG_SIZE} (with the live
+     * block named, {@link Misuse#allocation()}) or a {@link Misuse.Kind#NOT_LIVE}.
      *
      * @return a snapshot
      */
-    List<Problem> problems();
+    List<Misuse> problems();
 
     /**
      * Whether nothing is live and nothing was refused.

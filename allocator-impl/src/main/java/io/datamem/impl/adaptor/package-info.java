@@ -1,10 +1,11 @@
 /**
  * The adaptors, each an {@link io.datamem.impl.AllocatorAdaptor} over an upstream allocator:
  * {@link io.datamem.impl.adaptor.StatisticsAdaptor} ({@code +stats}),
- * {@link io.datamem.impl.adaptor.TrackingAdaptor} ({@code +tracking}),
+ * {@link io.datamem.impl.adaptor.TrackingAdaptor} ({@code +tracking}, recording the calls it refuses as
+ * {@link io.datamem.impl.adaptor.Misuse}s),
  * {@link io.datamem.impl.adaptor.LimitingAdaptor} ({@code +limit=BYTES}),
  * {@link io.datamem.impl.adaptor.GuardAdaptor} ({@code +guard}, reporting
- * {@link io.datamem.impl.adaptor.GuardViolation}s, by default as a
+ * {@link io.datamem.impl.adaptor.Misuse}s, by default as a
  * {@link io.datamem.impl.adaptor.GuardViolationException}),
  * {@link io.datamem.impl.adaptor.LoggingAdaptor} ({@code +log=FILE}, a log in the format its javadoc
  * states, replayed by the command line's {@code datamem replay}),

@@ -39,12 +39,12 @@ class GuardAdaptorTest {
     void wrongSizeFreeIsRefusedAndTheBlockStaysLive() {
         MemorySegment p = guard.malloc(100);
         GuardViolationException e = assertThrows(GuardViolationException.class, () -> guard.free(p, 99));
-        GuardViolation v = e.violation();
-        assertEquals(GuardViolation.Kind.WRONG_SIZE, v.kind());
+        Misuse v = e.misuse();
+        assertEquals(Misuse.Kind.WRONG_SIZE, v.kind());
         assertEquals(p.address(), v.address());
         assertEquals(99, v.byteSize());
         assertEquals(100, v.allocatedByteSize());
-        assertEquals("free", v.detectedBy());
+        assertEquals("free", v.operation());
         assertMentions(e.getMessage(), "WRONG_SIZE", hex(p), "free(" + hex(p) + ", 99)", "block of 100 bytes",
                 "1 bytes too small");
         assertEquals(1, guard.liveCount(), "the block is still the caller's");
@@ -57,8 +57,8 @@ class GuardAdaptorTest {
     @Test
     void wrongSizeReallocIsRefused() {
         MemorySegment p = guard.malloc(64);
-        GuardViolation v = assertThrows(GuardViolationException.class, () -> guard.realloc(p, 65, 128)).violation();
-        assertEquals(GuardViolation.Kind.WRONG_SIZE, v.kind());
+        Misuse v = assertThrows(GuardViolationException.class, () -> guard.realloc(p, 65, 128)).misuse();
+        assertEquals(Misuse.Kind.WRONG_SIZE, v.kind());
         assertEquals(65, v.byteSize());
         assertEquals(64, v.allocatedByteSize());
         assertMentions(v.toString(), "realloc(" + hex(p) + ", 65, 128)", "1 bytes too large");
@@ -69,8 +69,8 @@ class GuardAdaptorTest {
     void doubleFreeIsCaughtWithTheFirstFree() {
         MemorySegment p = guard.malloc(48);
         guard.free(p, 48);
-        GuardViolation v = assertThrows(GuardViolationException.class, () -> guard.free(p, 48)).violation();
-        assertEquals(GuardViolation.Kind.DOUBLE_FREE, v.kind());
+        Misuse v = assertThrows(GuardViolationException.class, () -> guard.free(p, 48)).misuse();
+        assertEquals(Misuse.Kind.DOUBLE_FREE, v.kind());
         assertEquals(p.address(), v.address());
         assertEquals(48, v.byteSize());
         assertEquals(48, v.allocatedByteSize());
@@ -87,8 +87,8 @@ class GuardAdaptorTest {
     void foreignPointersAreNeverTouched() {
         MemorySegment libc = Libc.malloc(64);
         try {
-            GuardViolation v = assertThrows(GuardViolationException.class, () -> guard.free(libc, 64)).violation();
-            assertEquals(GuardViolation.Kind.FOREIGN_POINTER, v.kind());
+            Misuse v = assertThrows(GuardViolationException.class, () -> guard.free(libc, 64)).misuse();
+            assertEquals(Misuse.Kind.FOREIGN_POINTER, v.kind());
             assertEquals(libc.address(), v.address());
             assertEquals(64, v.byteSize());
             assertEquals(-1, v.allocatedByteSize());
@@ -99,15 +99,15 @@ class GuardAdaptorTest {
         }
         // Addresses nothing maps: the guard must report them, not read them.
         MemorySegment wild = MemorySegment.ofAddress(0x10);
-        assertEquals(GuardViolation.Kind.FOREIGN_POINTER,
-                assertThrows(GuardViolationException.class, () -> guard.free(wild, 8)).violation().kind());
+        assertEquals(Misuse.Kind.FOREIGN_POINTER,
+                assertThrows(GuardViolationException.class, () -> guard.free(wild, 8)).misuse().kind());
         MemorySegment kernel = MemorySegment.ofAddress(0xffff_8000_0000_0000L);
-        assertEquals(GuardViolation.Kind.FOREIGN_POINTER,
-                assertThrows(GuardViolationException.class, () -> guard.realloc(kernel, 8, 16)).violation().kind());
+        assertEquals(Misuse.Kind.FOREIGN_POINTER,
+                assertThrows(GuardViolationException.class, () -> guard.realloc(kernel, 8, 16)).misuse().kind());
         MemorySegment p = guard.malloc(32);
         MemorySegment inside = MemorySegment.ofAddress(p.address() + 8);
-        assertEquals(GuardViolation.Kind.FOREIGN_POINTER,
-                assertThrows(GuardViolationException.class, () -> guard.free(inside, 24)).violation().kind());
+        assertEquals(Misuse.Kind.FOREIGN_POINTER,
+                assertThrows(GuardViolationException.class, () -> guard.free(inside, 24)).misuse().kind());
         guard.free(p, 32);
         guard.drainQuarantine();
         assertEquals(1, upstream.frees(), "only the real block went upstream");
@@ -119,8 +119,8 @@ class GuardAdaptorTest {
         MemorySegment p = guard.malloc(100);
         MemorySegment wide = p.reinterpret(101);
         wide.set(ValueLayout.JAVA_BYTE, 100, (byte) 0x41); // one byte past the end
-        GuardViolation v = assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).violation();
-        assertEquals(GuardViolation.Kind.OVERRUN, v.kind());
+        Misuse v = assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).misuse();
+        assertEquals(Misuse.Kind.OVERRUN, v.kind());
         assertEquals(p.address(), v.address());
         assertEquals(100, v.byteSize());
         assertEquals(100, v.allocatedByteSize());
@@ -137,12 +137,12 @@ class GuardAdaptorTest {
         p.reinterpret(101).set(ValueLayout.JAVA_BYTE, 100, (byte) 0x41);
         long allocations = upstream.allocations();
         GuardViolationException e = assertThrows(GuardViolationException.class, () -> guard.realloc(p, 100, 4000));
-        assertEquals(GuardViolation.Kind.OVERRUN, e.violation().kind());
-        assertEquals("realloc", e.violation().detectedBy());
+        assertEquals(Misuse.Kind.OVERRUN, e.misuse().kind());
+        assertEquals("realloc", e.misuse().operation());
         assertEquals(allocations, upstream.allocations(), "nothing was allocated for the move");
         assertEquals(0, guard.liveCount(), "no new block is live, and the old one is freed");
-        assertEquals(GuardViolation.Kind.DOUBLE_FREE,
-                assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).violation().kind());
+        assertEquals(Misuse.Kind.DOUBLE_FREE,
+                assertThrows(GuardViolationException.class, () -> guard.free(p, 100)).misuse().kind());
         guard.drainQuarantine();
         assertEquals(0, upstream.currentBytes(), "nothing leaked");
     }
@@ -155,14 +155,14 @@ class GuardAdaptorTest {
         assertEquals(List.of(), guard.check(), "clean blocks");
         a.reinterpret(13).set(ValueLayout.JAVA_BYTE, 12, (byte) 7);
         MemorySegment.ofAddress(c.address() - 1).reinterpret(1).set(ValueLayout.JAVA_BYTE, 0, (byte) 0);
-        List<GuardViolation> found = guard.check();
+        List<Misuse> found = guard.check();
         assertEquals(2, found.size(), found.toString());
-        GuardViolation over = found.stream().filter(v -> v.address() == a.address()).findFirst().orElseThrow();
-        assertEquals(GuardViolation.Kind.OVERRUN, over.kind());
-        assertEquals("check", over.detectedBy());
+        Misuse over = found.stream().filter(v -> v.address() == a.address()).findFirst().orElseThrow();
+        assertEquals(Misuse.Kind.OVERRUN, over.kind());
+        assertEquals("check", over.operation());
         assertMentions(over.toString(), "byte 12 (red-zone byte 2", "is 0x07");
-        GuardViolation under = found.stream().filter(v -> v.address() == c.address()).findFirst().orElseThrow();
-        assertEquals(GuardViolation.Kind.UNDERRUN, under.kind());
+        Misuse under = found.stream().filter(v -> v.address() == c.address()).findFirst().orElseThrow();
+        assertEquals(Misuse.Kind.UNDERRUN, under.kind());
         assertMentions(under.toString(), "written before its start", "canary");
         assertEquals(List.of(), guard.check(), "each block is reported once");
         guard.free(a, 10); // already reported: the free goes through
@@ -179,10 +179,10 @@ class GuardAdaptorTest {
         guard.free(p, 40);
         assertEquals(GuardAdaptorImpl.FREED_BYTE, stale.get(ValueLayout.JAVA_BYTE, 0), "freed memory is poisoned");
         stale.set(ValueLayout.JAVA_BYTE, 5, (byte) 1); // use after free, while quarantined
-        List<GuardViolation> found = guard.check();
+        List<Misuse> found = guard.check();
         assertEquals(1, found.size());
-        GuardViolation v = found.getFirst();
-        assertEquals(GuardViolation.Kind.USE_AFTER_FREE, v.kind());
+        Misuse v = found.getFirst();
+        assertEquals(Misuse.Kind.USE_AFTER_FREE, v.kind());
         assertEquals(p.address(), v.address());
         assertMentions(v.toString(), "block of 40 bytes", "written after it was freed: byte 5 is 0x01");
         assertEquals(1, guard.drainQuarantine());
@@ -207,8 +207,8 @@ class GuardAdaptorTest {
         MemorySegment q = guard.realloc(p, 8, 4096);
         assertTrue(q.address() != p.address(), "realloc always moves under the guard");
         assertEquals(42L, q.reinterpret(8).get(ValueLayout.JAVA_LONG, 0));
-        assertEquals(GuardViolation.Kind.DOUBLE_FREE,
-                assertThrows(GuardViolationException.class, () -> guard.free(p, 8)).violation().kind());
+        assertEquals(Misuse.Kind.DOUBLE_FREE,
+                assertThrows(GuardViolationException.class, () -> guard.free(p, 8)).misuse().kind());
         guard.free(q, 4096);
         assertEquals(0, guard.liveCount());
     }
@@ -221,8 +221,8 @@ class GuardAdaptorTest {
         g.free(p, 7);                                   // wrong size: freed with its real size
         g.free(p, 100);                                 // double free: ignored
         assertEquals(0, g.realloc(MemorySegment.ofAddress(0x1000), 8, 16).address(), "bad realloc: NULL");
-        assertEquals(List.of(GuardViolation.Kind.WRONG_SIZE, GuardViolation.Kind.DOUBLE_FREE,
-                GuardViolation.Kind.FOREIGN_POINTER), g.violations().stream().map(GuardViolation::kind).toList());
+        assertEquals(List.of(Misuse.Kind.WRONG_SIZE, Misuse.Kind.DOUBLE_FREE,
+                Misuse.Kind.FOREIGN_POINTER), g.violations().stream().map(Misuse::kind).toList());
         assertEquals(0, upstream.currentBytes(), "freed once, upstream, with the guard's real total");
         assertEquals(1, upstream.frees());
     }
@@ -254,9 +254,9 @@ class GuardAdaptorTest {
         assertTrue(grown < (16L << 20), "malloc(1) made " + grown + " bytes resident");
         p.reinterpret(2).set(ValueLayout.JAVA_BYTE, 1, (byte) 1);
         MemorySegment.ofAddress(p.address() - 20).reinterpret(1).set(ValueLayout.JAVA_BYTE, 0, (byte) 1);
-        List<GuardViolation> found = g.check();
-        assertEquals(List.of(GuardViolation.Kind.OVERRUN, GuardViolation.Kind.UNDERRUN),
-                found.stream().map(GuardViolation::kind).toList(), "both ends are still guarded");
+        List<Misuse> found = g.check();
+        assertEquals(List.of(Misuse.Kind.OVERRUN, Misuse.Kind.UNDERRUN),
+                found.stream().map(Misuse::kind).toList(), "both ends are still guarded");
         g.free(p, 1);
         g.drainQuarantine();
         assertEquals(0, g.liveCount());

@@ -36,12 +36,12 @@ class GuardReleaseAccountingTest {
         MemorySegment p = a.malloc(100);
         overrun(p, 100);
         GuardViolationException e = assertThrows(GuardViolationException.class, () -> a.free(p, 100));
-        assertEquals(GuardViolation.Kind.OVERRUN, e.violation().kind());
+        assertEquals(Misuse.Kind.OVERRUN, e.misuse().kind());
         assertTrue(e.blockReleased());
         assertEquals(0, guard.liveCount());
         assertEquals(0, stats.currentBytes(), "statistics count the block as freed");
         assertEquals(1, stats.frees());
-        assertEquals(0, tracking.liveCount(), "tracking counts the block as freed: " + tracking.leakReport());
+        assertEquals(0, tracking.liveAllocations().size(), "tracking counts the block as freed: " + tracking.leakReport());
         assertTrue(tracking.leakReport().startsWith("no leaks"), tracking.leakReport());
         assertThrows(IllegalArgumentException.class, () -> a.free(p, 100), "tracking refuses the second free");
         assertEquals(1, stats.frees(), "and nothing below counted it");
@@ -60,7 +60,7 @@ class GuardReleaseAccountingTest {
         assertTrue(e.blockReleased());
         assertEquals(0, stats.currentBytes());
         assertEquals(0, limit.snapshot().inUseBytes(), "the limit released the block and rolled back the growth");
-        assertEquals(0, tracking.liveCount(), tracking.leakReport());
+        assertEquals(0, tracking.liveAllocations().size(), tracking.leakReport());
     }
 
     /**
@@ -86,7 +86,7 @@ class GuardReleaseAccountingTest {
         assertEquals(0, guard.liveCount());
         assertEquals(0, stats.currentBytes());
         assertEquals(1, stats.frees(), "one free, the guard's");
-        assertEquals(0, tracking.liveCount(), tracking.leakReport());
+        assertEquals(0, tracking.liveAllocations().size(), tracking.leakReport());
         guard.drainQuarantine();
         assertEquals(1, guard.violations().size(), "only the overrun: " + guard.report());
     }
@@ -108,6 +108,6 @@ class GuardReleaseAccountingTest {
         assertEquals(1, guard.liveCount());
         a.free(p, 100);
         assertEquals(0, stats.currentBytes());
-        assertEquals(0, tracking.liveCount());
+        assertEquals(0, tracking.liveAllocations().size());
     }
 }

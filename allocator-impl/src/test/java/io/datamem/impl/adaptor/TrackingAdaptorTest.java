@@ -14,6 +14,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,8 +48,8 @@ class TrackingAdaptorTest {
         assertTrue(report.startsWith("LEAK: 1 allocation(s) still live, 1024 bytes in all"), report);
         assertTrue(report.contains("0x" + Long.toHexString(kept.address()) + " (1024 bytes)"), report);
         assertTrue(report.contains("theLeakReportSaysWhatIsLiveAndWhereItWasAllocated"), report);
-        assertEquals(1, t.liveCount());
-        assertEquals(1024, t.liveBytes());
+        assertEquals(1, t.liveAllocations().size());
+        assertEquals(1024, t.liveAllocations().stream().mapToLong(LiveBlock::byteSize).sum());
         kept.close();
         assertEquals("no leaks\n", t.leakReport());
         assertTrue(t.isClean());
@@ -96,17 +97,25 @@ class TrackingAdaptorTest {
         MemorySegment p = t.malloc(64);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> t.free(p, 32));
         String hex = "0x" + Long.toHexString(p.address());
-        assertTrue(e.getMessage().startsWith("free(" + hex + ", 32): WRONG_SIZE, the block was allocated with 64"
-                + " bytes"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("WRONG_SIZE at " + hex + ": free(" + hex + ", 32): the block was"
+                + " allocated with 64 bytes"), e.getMessage());
         assertEquals(0, upstream.frees(), "nothing forwarded");
-        assertEquals(1, t.liveCount(), "the block stays live and listed");
+        assertEquals(1, t.liveAllocations().size(), "the block stays live and listed");
         assertThrows(IllegalArgumentException.class, () -> t.realloc(p, 65, 10));
         MemorySegment q = t.realloc(p, 64, 128);
         t.free(q, 128);
         IllegalArgumentException twice = assertThrows(IllegalArgumentException.class, () -> t.free(q, 128));
         assertTrue(twice.getMessage().contains("NOT_LIVE"), twice.getMessage());
-        assertEquals(List.of(TrackingAdaptorImpl.Problem.Kind.WRONG_SIZE, TrackingAdaptorImpl.Problem.Kind.WRONG_SIZE,
-                TrackingAdaptorImpl.Problem.Kind.NOT_LIVE), t.problems().stream().map(TrackingAdaptorImpl.Problem::kind).toList());
+        assertEquals(List.of(Misuse.Kind.WRONG_SIZE, Misuse.Kind.WRONG_SIZE,
+                Misuse.Kind.NOT_LIVE), t.problems().stream().map(Misuse::kind).toList());
+        Misuse wrong = t.problems().getFirst();
+        assertEquals("free", wrong.operation());
+        assertEquals(32, wrong.byteSize());
+        assertEquals(64, wrong.allocatedByteSize());
+        assertEquals(p.address(), wrong.allocation().address(), "a wrong size names the live block");
+        assertEquals(64, wrong.allocation().byteSize());
+        assertNull(t.problems().getLast().allocation(), "a pointer not live has no block");
+        assertEquals(-1, t.problems().getLast().allocatedByteSize());
         assertTrue(t.leakReport().contains("3 refused operation(s)"), t.leakReport());
         assertFalse(t.isClean());
         assertEquals(0, upstream.currentBytes());

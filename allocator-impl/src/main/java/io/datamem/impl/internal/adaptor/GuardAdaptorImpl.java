@@ -4,9 +4,9 @@ import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.adaptor.GuardAdaptor;
-import io.datamem.impl.adaptor.GuardViolation;
-import io.datamem.impl.adaptor.GuardViolation.Kind;
 import io.datamem.impl.adaptor.GuardViolationException;
+import io.datamem.impl.adaptor.Misuse;
+import io.datamem.impl.adaptor.Misuse.Kind;
 import io.datamem.internal.Checks;
 
 import java.lang.foreign.MemorySegment;
@@ -51,7 +51,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     private final long quarantineLimit;
     private final OnViolation onViolation;
     private final ConcurrentHashMap<Long, Block> live = new ConcurrentHashMap<>();
-    private final List<GuardViolation> violations = new CopyOnWriteArrayList<>();
+    private final List<Misuse> violations = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     // Guarded by 'lock'.
     private final ArrayDeque<Block> quarantine = new ArrayDeque<>();
@@ -230,15 +230,15 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
             return MemorySegment.NULL;
         }
         if (b.byteSize != oldByteSize) {
-            violation(new GuardViolation(Kind.WRONG_SIZE, "realloc", address, oldByteSize, b.byteSize,
+            violation(new Misuse(Kind.WRONG_SIZE, "realloc", address, oldByteSize, b.byteSize,
                     "realloc(0x" + Long.toHexString(address) + ", " + oldByteSize + ", " + newByteSize
                             + ") of a " + b + "; the size passed is " + sizeDifference(oldByteSize, b.byteSize),
-                    Thread.currentThread().getName()), false);
+                    Thread.currentThread().getName(), null), false);
         }
         if (onViolation == OnViolation.THROW) {
             // Check before moving: a corrupted block is retired as a free would retire it, and
             // nothing is allocated or copied.
-            List<GuardViolation> found;
+            List<Misuse> found;
             synchronized (b) {
                 found = b.released ? List.of() : inspect(b, "realloc");
             }
@@ -265,7 +265,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
         if (keep > 0) {
             MemorySegment.copy(segment(b.address, keep), 0, segment(moved.address(), keep), 0, keep);
         }
-        List<GuardViolation> found = retire(b, "realloc");
+        List<Misuse> found = retire(b, "realloc");
         if (!found.isEmpty()) {
             violation(found.getFirst(), true);
         }
@@ -285,16 +285,16 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
             return;
         }
         if (b.byteSize != byteSize) {
-            violation(new GuardViolation(Kind.WRONG_SIZE, "free", address, byteSize, b.byteSize,
+            violation(new Misuse(Kind.WRONG_SIZE, "free", address, byteSize, b.byteSize,
                     "free(0x" + Long.toHexString(address) + ", " + byteSize + ") of a " + b
                             + "; the size passed is " + sizeDifference(byteSize, b.byteSize),
-                    Thread.currentThread().getName()), false);
+                    Thread.currentThread().getName(), null), false);
         }
         if (!live.remove(address, b)) {
             notLive("free", address, byteSize);
             return;
         }
-        List<GuardViolation> found = retire(b, "free");
+        List<Misuse> found = retire(b, "free");
         if (!found.isEmpty() && onViolation == OnViolation.THROW) {
             throw new GuardViolationException(found.getFirst(), true);   // recorded by retire
         }
@@ -350,18 +350,18 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
             freed = recentlyFreed.get(address);
         }
         String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
-        GuardViolation v;
+        Misuse v;
         if (freed != null) {
             String by;
             synchronized (freed) {
                 by = "freed by thread '" + freed.freedBy + "' at " + freed.freedAt;
             }
-            v = new GuardViolation(Kind.DOUBLE_FREE, operation, address, byteSize, freed.byteSize,
-                    call + " of a " + freed + ", already " + by, Thread.currentThread().getName());
+            v = new Misuse(Kind.DOUBLE_FREE, operation, address, byteSize, freed.byteSize,
+                    call + " of a " + freed + ", already " + by, Thread.currentThread().getName(), null);
         } else {
-            v = new GuardViolation(Kind.FOREIGN_POINTER, operation, address, byteSize, -1,
+            v = new Misuse(Kind.FOREIGN_POINTER, operation, address, byteSize, -1,
                     call + ": this handler has no block at 0x" + Long.toHexString(address)
-                            + " (never allocated here, or freed long ago)", Thread.currentThread().getName());
+                            + " (never allocated here, or freed long ago)", Thread.currentThread().getName(), null);
         }
         violation(v, false);
     }
@@ -369,7 +369,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     /**
      * Records a violation (unless {@code recorded}) and throws it in {@link OnViolation#THROW} mode.
      */
-    private void violation(GuardViolation v, boolean recorded) {
+    private void violation(Misuse v, boolean recorded) {
         if (!recorded) {
             violations.add(v);
         }
@@ -379,8 +379,8 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     }
 
     /** Checks a block that left the live set, poisons it and sends it to quarantine or upstream. */
-    private List<GuardViolation> retire(Block b, String operation) {
-        List<GuardViolation> found;
+    private List<Misuse> retire(Block b, String operation) {
+        List<Misuse> found;
         synchronized (b) {
             found = inspect(b, operation);
             b.released = true;
@@ -427,21 +427,21 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     }
 
     /** Overruns and underruns of a block the caller holds; each block is reported once. */
-    private List<GuardViolation> inspect(Block b, String operation) {
+    private List<Misuse> inspect(Block b, String operation) {
         if (b.reported) {
             return List.of();
         }
         MemorySegment s = segment(b.base, b.total);
         String thread = Thread.currentThread().getName();
-        List<GuardViolation> found = new ArrayList<>(2);
+        List<Misuse> found = new ArrayList<>(2);
         long after = header + b.byteSize;
         for (long i = 0; i < redZone; i++) {
             byte v = s.get(ValueLayout.JAVA_BYTE, after + i);
             if (v != RED_ZONE_BYTE) {
-                found.add(new GuardViolation(Kind.OVERRUN, operation, b.address, b.byteSize, b.byteSize,
+                found.add(new Misuse(Kind.OVERRUN, operation, b.address, b.byteSize, b.byteSize,
                         "the " + b + " was written past its end: byte " + (b.byteSize + i) + " (red-zone byte " + i
                                 + ", address 0x" + Long.toHexString(b.address + b.byteSize + i) + ") is "
-                                + hex(v) + ", expected " + hex(RED_ZONE_BYTE), thread));
+                                + hex(v) + ", expected " + hex(RED_ZONE_BYTE), thread, null));
                 break;
             }
         }
@@ -463,8 +463,8 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
             }
         }
         if (underrun != null) {
-            found.add(new GuardViolation(Kind.UNDERRUN, operation, b.address, b.byteSize, b.byteSize,
-                    "the " + b + " was written before its start: " + underrun, thread));
+            found.add(new Misuse(Kind.UNDERRUN, operation, b.address, b.byteSize, b.byteSize,
+                    "the " + b + " was written before its start: " + underrun, thread, null));
         }
         if (!found.isEmpty()) {
             b.reported = true;
@@ -473,7 +473,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     }
 
     /** Writes into a quarantined block: the violation (recorded), or null. */
-    private GuardViolation checkPoison(Block b, String operation) {
+    private Misuse checkPoison(Block b, String operation) {
         MemorySegment s = segment(b.address, b.byteSize);
         for (long i = 0; i < b.byteSize; i++) {
             byte v = s.get(ValueLayout.JAVA_BYTE, i);
@@ -483,9 +483,9 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
                     by = "freed by thread '" + b.freedBy + "' at " + b.freedAt;
                     b.writtenAfterFree = true;
                 }
-                GuardViolation found = new GuardViolation(Kind.USE_AFTER_FREE, operation, b.address, b.byteSize,
+                Misuse found = new Misuse(Kind.USE_AFTER_FREE, operation, b.address, b.byteSize,
                         b.byteSize, "the " + b + ", " + by + ", was written after it was freed: byte " + i + " is "
-                        + hex(v) + ", expected " + hex(FREED_BYTE), Thread.currentThread().getName());
+                        + hex(v) + ", expected " + hex(FREED_BYTE), Thread.currentThread().getName(), null);
                 violations.add(found);
                 return found;
             }
@@ -501,8 +501,8 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     // Checks and reports
 
     @Override
-    public List<GuardViolation> check() {
-        List<GuardViolation> found = new ArrayList<>();
+    public List<Misuse> check() {
+        List<Misuse> found = new ArrayList<>();
         for (Block b : live.values()) {
             synchronized (b) {
                 if (!b.released) {
@@ -517,7 +517,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
                 synchronized (b) {
                     reported = b.writtenAfterFree;
                 }
-                GuardViolation v = reported ? null : checkPoison(b, "check");
+                Misuse v = reported ? null : checkPoison(b, "check");
                 if (v != null) {
                     found.add(v);
                 }
@@ -548,7 +548,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     }
 
     @Override
-    public List<GuardViolation> violations() {
+    public List<Misuse> violations() {
         return List.copyOf(violations);
     }
 
@@ -573,7 +573,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
 
     @Override
     public String report() {
-        List<GuardViolation> vs = violations();
+        List<Misuse> vs = violations();
         if (vs.isEmpty()) {
             return "no violations\n";
         }

@@ -5,6 +5,7 @@ import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.LiveBlock;
 import io.datamem.impl.adaptor.GuardViolationException;
+import io.datamem.impl.adaptor.Misuse;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.internal.Checks;
 
@@ -47,7 +48,7 @@ public final class TrackingAdaptorImpl extends ForwardingAllocator implements Tr
     private final StackTraces stackTraces;
     private final int sampleInterval;
     private final ConcurrentHashMap<Long, Allocation> live = new ConcurrentHashMap<>();
-    private final List<Problem> problems = new CopyOnWriteArrayList<>();
+    private final List<Misuse> problems = new CopyOnWriteArrayList<>();
     private final AtomicLong sequence = new AtomicLong();
 
     /** How many allocations get a stack trace recorded. */
@@ -273,23 +274,26 @@ public final class TrackingAdaptorImpl extends ForwardingAllocator implements Tr
         }
     }
 
-    /** Removes a live block named by a free or realloc, or records the problem and throws. */
+    /** Removes a live block named by a free or realloc, or records the misuse and throws. */
     private Allocation claim(String operation, long address, long byteSize) {
         Allocation a = live.get(address);
+        String call = operation + "(0x" + Long.toHexString(address) + ", " + byteSize + ")";
         if (a != null && a.byteSize() != byteSize) {
-            throw refuse(new Problem(Problem.Kind.WRONG_SIZE, operation, address, byteSize, a.byteSize(),
+            throw refuse(new Misuse(Misuse.Kind.WRONG_SIZE, operation, address, byteSize, a.byteSize(),
+                    call + ": the block was allocated with " + a.byteSize() + " bytes (" + a + ")",
                     Thread.currentThread().getName(), a.block(Instant.now())));
         }
         if (a == null || !live.remove(address, a)) {
-            throw refuse(new Problem(Problem.Kind.NOT_LIVE, operation, address, byteSize, -1,
-                    Thread.currentThread().getName(), null));
+            throw refuse(new Misuse(Misuse.Kind.NOT_LIVE, operation, address, byteSize, -1,
+                    call + ": no live block at this address (a double free, or a pointer this handler never"
+                            + " allocated)", Thread.currentThread().getName(), null));
         }
         return a;
     }
 
-    private IllegalArgumentException refuse(Problem p) {
-        problems.add(p);
-        return new IllegalArgumentException(p.toString());
+    private IllegalArgumentException refuse(Misuse m) {
+        problems.add(m);
+        return new IllegalArgumentException(m.toString());
     }
 
     private MemorySegment track(MemorySegment p, long byteSize) {
@@ -365,21 +369,7 @@ public final class TrackingAdaptorImpl extends ForwardingAllocator implements Tr
     }
 
     @Override
-    public long liveCount() {
-        return live.size();
-    }
-
-    @Override
-    public long liveBytes() {
-        long sum = 0;
-        for (Allocation a : live.values()) {
-            sum += a.byteSize();
-        }
-        return sum;
-    }
-
-    @Override
-    public List<Problem> problems() {
+    public List<Misuse> problems() {
         return List.copyOf(problems);
     }
 
@@ -415,7 +405,7 @@ public final class TrackingAdaptorImpl extends ForwardingAllocator implements Tr
                 b.append("  ... and ").append(all.size() - REPORT_ENTRIES).append(" more\n");
             }
         }
-        List<Problem> ps = problems();
+        List<Misuse> ps = problems();
         if (!ps.isEmpty()) {
             b.append(ps.size()).append(" refused operation(s):\n");
             ps.forEach(p -> b.append("  ").append(p).append('\n'));
