@@ -3,9 +3,6 @@ package io.datamem.spi;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import java.util.function.Supplier;
 
@@ -15,32 +12,14 @@ import java.util.function.Supplier;
  * by running a release action exactly once, from any thread; later frees do nothing. This is what
  * an import protocol passes to {@link io.datamem.array.NDArray#adopt} with a handler of its own
  * name, so that closing the array (or its collection) releases the foreign memory.
+ *
+ * <p>{@code malloc}, {@code calloc} and {@code realloc} throw {@link UnsupportedOperationException}
+ * naming the handler and what it releases: the owner's memory cannot be allocated or resized here.
+ * {@code free} runs the release action the first time, whatever its arguments, and propagates what
+ * the action throws; later calls do nothing. {@code traits()} are the traits given to
+ * {@link #of}. Thread-safe.
  */
-public final class ReleasingAllocator implements DataMemAllocator {
-
-    private static final VarHandle RELEASED;
-
-    static {
-        try {
-            RELEASED = MethodHandles.lookup().findVarHandle(ReleasingAllocator.class, "released", boolean.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private final String handlerName;
-    private final Supplier<String> what;
-    private final MemoryTraits traits;
-    private final Runnable release;
-    @SuppressWarnings("unused") // through RELEASED
-    private volatile boolean released;
-
-    private ReleasingAllocator(String handlerName, Supplier<String> what, MemoryTraits traits, Runnable release) {
-        this.handlerName = handlerName;
-        this.what = what;
-        this.traits = traits;
-        this.release = release;
-    }
+public interface ReleasingAllocator extends DataMemAllocator {
 
     /**
      * An allocator that releases foreign memory once.
@@ -54,68 +33,11 @@ public final class ReleasingAllocator implements DataMemAllocator {
      * @return the allocator
      * @throws NullPointerException if an argument is null
      */
-    public static ReleasingAllocator of(String handlerName, Supplier<String> what, MemoryTraits traits,
+    static ReleasingAllocator of(String handlerName, Supplier<String> what, MemoryTraits traits,
                                         Runnable release) {
-        return new ReleasingAllocator(Objects.requireNonNull(handlerName, "handlerName"),
+        return new Releasing(Objects.requireNonNull(handlerName, "handlerName"),
                 Objects.requireNonNull(what, "what"), Objects.requireNonNull(traits, "traits"),
                 Objects.requireNonNull(release, "release"));
-    }
-
-    private UnsupportedOperationException refuse(String operation) {
-        return new UnsupportedOperationException("handler '" + handlerName + "' cannot " + operation + ": it only"
-                + " releases " + what.get());
-    }
-
-    /**
-     * Refuses.
-     *
-     * @throws UnsupportedOperationException always
-     */
-    @Override
-    public MemorySegment malloc(long byteSize) {
-        throw refuse("allocate");
-    }
-
-    /**
-     * Refuses.
-     *
-     * @throws UnsupportedOperationException always
-     */
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        throw refuse("allocate");
-    }
-
-    /**
-     * Refuses: the owner's memory cannot be resized here.
-     *
-     * @throws UnsupportedOperationException always
-     */
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        throw refuse("reallocate");
-    }
-
-    /**
-     * Runs the release action the first time; later calls do nothing.
-     *
-     * @throws RuntimeException what the release action throws, the first time
-     */
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        if (RELEASED.compareAndSet(this, false, true)) {
-            release.run();
-        }
-    }
-
-    /**
-     * The memory's traits.
-     *
-     * @return the traits given
-     */
-    @Override
-    public MemoryTraits traits() {
-        return traits;
     }
 
     /**
@@ -123,7 +45,5 @@ public final class ReleasingAllocator implements DataMemAllocator {
      *
      * @return true once released
      */
-    public boolean isReleased() {
-        return released;
-    }
+    boolean isReleased();
 }

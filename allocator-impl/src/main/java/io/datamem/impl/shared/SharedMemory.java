@@ -107,7 +107,7 @@ public final class SharedMemory {
      *
      * @return the count
      */
-    public static int importedMappings() {
+    static int importedMappings() {
         return Imports.mapped();
     }
 
@@ -117,7 +117,7 @@ public final class SharedMemory {
      *
      * @return the count
      */
-    public static int exportedMappings() {
+    static int exportedMappings() {
         return Mapping.LIVE.size();
     }
 }
