@@ -44,7 +44,8 @@ import java.util.List;
  * upstream's alignment. Bytes of a {@code malloc} block start as {@code 0xCD} ({@link #UNINITIALISED_BYTE}),
  * freed bytes become {@code 0xDD} ({@link #FREED_BYTE}), red zones are {@code 0xFD}
  * ({@link #RED_ZONE_BYTE}). {@code realloc} always moves the block (so stale
- * pointers to the old one are caught). Thread-safe; meant for testing and debugging, not speed. *
+ * pointers to the old one are caught). Thread-safe; meant for testing and debugging, not speed.
+ *
  * <p>Built by the handler term {@code guard} or {@code guard=record}
  * ({@code DataMem.handler("default_allocator+guard")}, or {@code AllocatorStack.on(upstream).with("guard")})
  * and found with {@code AllocatorStack.find(handler, GuardAdaptor.class)}.

@@ -28,7 +28,8 @@ import java.util.List;
  * ({@code off}, {@code sampled} or {@code full}), else {@code sampled}.
  *
  * <p>Thread-safe. The cost per operation is one concurrent-map update and one small record (plus
- * the stack walk when one is taken). *
+ * the stack walk when one is taken).
+ *
  * <p>Built by the handler term {@code tracking} ({@code DataMem.handler("default_allocator+tracking=full")},
  * or {@code AllocatorStack.on(upstream).with("tracking")}) and found with
  * {@code AllocatorStack.find(handler, TrackingAdaptor.class)}.

@@ -4,7 +4,6 @@ import io.datamem.DataMemAllocator;
 import io.datamem.impl.ForwardingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.impl.snapshot.LiveBlock;
-import io.datamem.impl.adaptor.GuardViolationException;
 import io.datamem.impl.adaptor.Misuse;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.internal.Checks;
