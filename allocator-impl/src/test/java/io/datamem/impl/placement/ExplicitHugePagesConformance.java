@@ -62,7 +62,7 @@ abstract class ExplicitHugePagesConformance extends AllocatorConformanceTest {
     @Override
     protected void verifyAfterTest(DataMemAllocator allocator) {
         HugePageAllocatorImpl a = (HugePageAllocatorImpl) allocator;
-        assertEquals(0, a.liveMappings(), "every mapping unmapped");
+        assertEquals(0, a.snapshot().mappings().size(), "every mapping unmapped");
         assertEquals(0, a.fallbacks(), "no fallback with fallback=fail");
     }
 }

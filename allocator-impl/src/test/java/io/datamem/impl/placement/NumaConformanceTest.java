@@ -54,7 +54,7 @@ class NumaConformanceTest extends AllocatorConformanceTest {
     protected void verifyAfterTest(DataMemAllocator allocator) {
         if (allocator instanceof NumaAllocatorImpl numa) {
             assertEquals(0, numa.placementMismatches(), "no block was placed off its nodes");
-            numa.hugePages().ifPresent(hp -> assertEquals(0, hp.liveMappings(), "every huge-page mapping unmapped"));
+            numa.hugePages().ifPresent(hp -> assertEquals(0, hp.snapshot().mappings().size(), "every huge-page mapping unmapped"));
         }
     }
 }

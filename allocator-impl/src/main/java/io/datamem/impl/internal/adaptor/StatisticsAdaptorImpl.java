@@ -21,8 +21,6 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
-    // the logger keeps the exported type's name, the one users configure
-    private static final System.Logger LOG = System.getLogger(StatisticsAdaptor.class.getName());
     /** The {@code type} of the figures: the snapshot section's name for this layer. */
     private static final String TYPE = "StatisticsAdaptor";
 

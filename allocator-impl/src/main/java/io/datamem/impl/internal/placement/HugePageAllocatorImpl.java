@@ -457,22 +457,13 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
     }
 
     /**
-     * The mappings not yet freed (what {@link #snapshot()} lists), for tests.
-     *
-     * @return a count
-     */
-    public int liveMappings() {
-        return mappings.count();
-    }
-
-    /**
      * The blocks this allocator mapped, with their pages, for a memory snapshot (blocks below the
      * threshold, which the upstream allocated, are not listed).
      *
      * @return a {@link LayerSnapshot.Placement}, its mappings by address
      */
     @Override
-    public LayerSnapshot snapshot() {
+    public LayerSnapshot.Placement snapshot() {
         List<LayerSnapshot.Mapping> all = new ArrayList<>();
         for (Mapping m : mappings.records()) {
             all.add(m.describe());
