@@ -122,6 +122,15 @@ public final class Suite {
     static final String ALLOC_GOALS = PACKAGE + "(AllocFreePeers\\.(cMallocFree|ffmMallocFree|arenaConfined"
             + "|nettyPooled|nettyAdaptive|jnaMallocFree)|AllocFreeDataMem\\.allocator|AllocFreeLoop\\.loop)$";
 
+    /**
+     * The pool's pairs, run once more on 1 thread pinned to the second CPU: the baseline of the
+     * goal on threads, which on 2 and 4 threads run on both CPUs (see {@link PinnedWorkers}).
+     */
+    static final String POOL_PAIRS = PACKAGE + "(AllocFreeDataMem\\.allocator|AllocFreeLoop\\.loop)$";
+
+    /** The stage of {@link #POOL_PAIRS} on the second CPU. */
+    static final String SECOND_CPU_STAGE = "alloc-1t-second-cpu";
+
     /** The other allocation benchmarks (one fork in the quick profile). */
     static final String ALLOC_OTHERS = PACKAGE + "(AllocFreePeers\\.(arenaShared|byteBufferDirect)"
             + "|AllocFreeDataMem\\.ndarray|NDArrayWritten\\.\\w+)$";
@@ -188,6 +197,11 @@ public final class Suite {
         int vi = p.verdictIterations();
         stages.add(new Stage("alloc-1t", ALLOC_GOALS, 1, Map.of("byteSize", p.sizes()), false, vf, vi));
         stages.add(new Stage("alloc-others-1t", ALLOC_OTHERS, 1, Map.of("byteSize", p.sizes()), false));
+        if (threads.stream().anyMatch(t -> t > 1) && Runtime.getRuntime().availableProcessors() > 1) {
+            // The pool's 1-thread pairs again, on the second CPU: the multi-threaded runs use both.
+            stages.add(new Stage(SECOND_CPU_STAGE, POOL_PAIRS, 1, Map.of("byteSize", p.threadedSizes(),
+                    "handler", new String[] {"pool(aligned64)"}), false, vf, vi));
+        }
         for (int t : threads) {
             if (t > 1) {
                 stages.add(new Stage("alloc-" + t + "t", ALLOC_GOALS, t, Map.of("byteSize", p.threadedSizes()), false,
@@ -275,6 +289,7 @@ public final class Suite {
         if (!reportOnly) {
             clean(results);
             String loadBefore = loadAverage();
+            cpuSpeed(notes, "before the run");
             List<Stage> stages = stages(profile, threads);
             for (Stage stage : stages) {
                 if (stage.name().equals(NUMPY_STAGE)) {
@@ -287,6 +302,7 @@ public final class Suite {
                     runStage(profile, stage, include, results, notes);
                 }
             }
+            cpuSpeed(notes, "after the run");
             Properties run = new Properties();
             run.setProperty("profile", profile.name());
             run.setProperty("command", command);
@@ -320,6 +336,29 @@ public final class Suite {
         }
     }
 
+    /**
+     * Runs {@code cpu-speed} (benchmarks/src/main/c/cpu-speed.c: each CPU alone, then all at once)
+     * and records what it printed in the run's notes, for the page: whether the CPUs the threads were
+     * pinned to ran equally fast when the run began and when it ended.
+     */
+    static void cpuSpeed(Path notes, String when) throws IOException, InterruptedException {
+        Path program = library().resolveSibling("cpu-speed");
+        List<String> lines = new ArrayList<>();
+        if (!Files.isExecutable(program)) {
+            lines.add("not measured: " + program + " is missing (benchmarks/run builds it with gcc)");
+        } else {
+            for (List<String> command : List.of(List.of(program.toString()), List.of(program.toString(), "together"))) {
+                Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+                lines.add(p.waitFor() == 0 ? out.replaceAll("\\s+", " ") : "failed: " + out);
+            }
+        }
+        String line = "CPU speed, " + when + " (scripts/cpu-speed)\t" + String.join("; ", lines);
+        System.out.println("# datamem suite: " + line.replace('\t', ' '));
+        Files.writeString(notes, line + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.APPEND);
+    }
+
     static String loadAverage() {
         try {
             String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
@@ -335,6 +374,9 @@ public final class Suite {
         Pattern.compile(regex); // fail early on a bad --include
         List<String> jvmArgs = new ArrayList<>(jvmArgs(notes));
         jvmArgs.addAll(List.of("-Xms1g", "-Xmx1g"));
+        if (stage.name().equals(SECOND_CPU_STAGE)) {
+            jvmArgs.add("-D" + PinnedWorkers.FIRST_CPU_PROPERTY + "=1");
+        }
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(regex)
                 .forks(stage.forks() > 0 ? stage.forks() : p.forks())
@@ -392,7 +434,8 @@ public final class Suite {
     private static List<String> jvmArgs(Path notes) {
         return List.of("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
                 "-D" + NativeCalls.LIBRARY_PROPERTY + "=" + library(), "-D" + Notes.PROPERTY + "="
-                        + notes.toAbsolutePath());
+                        + notes.toAbsolutePath(),
+                "-Djmh.executor=CUSTOM", "-Djmh.executor.class=" + PinnedWorkers.class.getName());
     }
 
     /** Whether {@code --include} leaves a stage of programs of its own in: it must match one of the names. */

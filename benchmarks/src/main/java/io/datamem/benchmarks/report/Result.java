@@ -24,6 +24,12 @@ public record Result(String benchmark, Map<String, String> params, int threads, 
                      double error, String unit, String jdk, int forks, Map<Double, Double> percentiles) {
 
     /**
+     * The parameter that marks a result whose JMH workers started on another CPU than the first:
+     * the value of the JVM's {@code -Ddatamem.bench.firstCpu}, when not 0.
+     */
+    public static final String FIRST_CPU = "datamem.bench.firstCpu";
+
+    /**
      * Validates and copies.
      *
      * @throws NullPointerException if a reference is null
@@ -103,6 +109,12 @@ public record Result(String benchmark, Map<String, String> params, int threads, 
         Map<String, String> params = new java.util.TreeMap<>();
         if (m.get("params") instanceof Map<?, ?> p) {
             p.forEach((k, v) -> params.put(String.valueOf(k), String.valueOf(v)));
+        }
+        if (m.get("jvmArgs") instanceof List<?> args) {
+            // Forks whose workers started on another CPU than the first (PinnedWorkers).
+            String prefix = "-D" + FIRST_CPU + "=";
+            args.stream().map(String::valueOf).filter(a -> a.startsWith(prefix)).map(a -> a.substring(prefix.length()))
+                    .filter(v -> !v.equals("0")).findFirst().ifPresent(v -> params.put(FIRST_CPU, v));
         }
         Map<?, ?> primary = (Map<?, ?>) m.get("primaryMetric");
         if (primary == null) {

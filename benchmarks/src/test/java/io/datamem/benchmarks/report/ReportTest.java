@@ -473,6 +473,28 @@ class ReportTest {
     }
 
     @Test
+    void threadsAreHeldToTheMeanOfTheOneThreadRunsOnEachCpu() {
+        Map<String, Double> f = new HashMap<>();
+        f.put("datamem: pool(aligned64)@2t", 14.0);   // 1.40× the first CPU's 10 ns: missed on it alone
+        List<Result> rs = new ArrayList<>(run(f));
+        for (long size : Report.SIZES) {   // the second CPU takes 14 ns alone: the mean is 12, and 14 is 1.17×
+            Map<String, String> p = new HashMap<>(Map.of("byteSize", Long.toString(size), Report.POOL.paramName(),
+                    Report.POOL.handler(), Result.FIRST_CPU, "1"));
+            rs.add(new Result(Report.POOL.benchmark(), p, 1, "avgt", 14.0, 0.01, "ns/op", JDK, 3, Map.of()));
+        }
+        String md = render(rs, "0.1, 0.1, 0.1", List.of()).markdown();
+        String g = goalRow(md, "`pool(aligned64)` per-pair cost on 2 and 4 threads");
+        assertTrue(g.contains("2 threads 64 B 1.17× ± 0.06"), g);
+        assertTrue(md.contains("The 1-thread cost is the mean of the pool's 1-thread runs on each CPU the threads run on"
+                + " (16 B 10.0 ns on the first CPU, 14.0 ns on the second; 64 B 10.0 ns"), md);
+        // The 1-thread tables show the first CPU's runs only.
+        assertTrue(md.contains("| datamem: pool(aligned64) | 10.0 ± 0.50 |"), md);
+        String without = goalRow(render(run(f), "0.1, 0.1, 0.1", List.of()).markdown(),
+                "`pool(aligned64)` per-pair cost on 2 and 4 threads");
+        assertTrue(without.contains("2 threads 64 B 1.40×"), without);
+    }
+
+    @Test
     void oversubscribedThreadsAreJudgedOnTheirShareOfTheCores() {
         Map<String, Double> f = new HashMap<>();
         f.put("datamem: pool(aligned64)@4t", 16.0);   // per thread 1.60× of 10 ns, on 4 threads over 2 cores: 0.80×

@@ -86,6 +86,19 @@ class ResultTest {
     }
 
     @Test
+    void marksTheRunsPinnedFromTheSecondCpu() {
+        String second = JMH_JSON.replace("\"jvmArgs\" : [ \"--enable-native-access=ALL-UNNAMED\" ]",
+                "\"jvmArgs\" : [ \"--enable-native-access=ALL-UNNAMED\", \"-Ddatamem.bench.firstCpu=1\" ]");
+        Result a = Result.parseAll(second).getFirst();
+        assertEquals("1", a.param(Result.FIRST_CPU));
+        assertEquals(Map.of("byteSize", "64", "handler", "pool(aligned64)", Result.FIRST_CPU, "1"), a.params());
+        String first = JMH_JSON.replace("\"jvmArgs\" : [ \"--enable-native-access=ALL-UNNAMED\" ]",
+                "\"jvmArgs\" : [ \"-Ddatamem.bench.firstCpu=0\" ]");
+        assertEquals(null, Result.parseAll(first).getFirst().param(Result.FIRST_CPU), "CPU 0 is the default");
+        assertEquals(null, Result.parseAll(JMH_JSON).getFirst().param(Result.FIRST_CPU));
+    }
+
+    @Test
     void refusesWhatIsNotAResultFile() {
         assertThrows(IllegalArgumentException.class, () -> Result.parseAll("{}"));
         assertThrows(IllegalArgumentException.class, () -> Result.parseAll("[1]"));
