@@ -20,11 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Worker {@code i} runs on the {@code (first + i) % n}-th of the {@code n} CPUs the JVM may run
  * on, {@code first} being {@value #FIRST_CPU_PROPERTY} (0 unless set). So a 1-thread benchmark
- * always runs on the same CPU, and 2 threads on 2 CPUs run on the first two. A benchmark of more
- * threads than CPUs is not pinned: two workers pinned to one CPU take turns in its time slices, and
- * JMH's per-thread figures no longer reflect the share of the CPUs each had (glibc's C loop, 64 B, on
- * 4 threads over 2 CPUs: 1.53× its 1-thread cost per share of the CPUs when pinned, 1.04× when the
- * scheduler spread them). On the 2-vCPU
+ * always runs on the same CPU, and 2 threads on 2 CPUs run on the first two. On the 2-vCPU
  * machines the suite is run on, the two vCPUs do not run equally fast: a C loop of independent
  * integer operations, pinned, took 0.92–1.07 ns per iteration on the first and 1.21–1.29 ns on the
  * second (the host runs something else beside it). Left to the scheduler, a 1-thread fork landed on
@@ -70,34 +66,23 @@ public final class PinnedWorkers extends ThreadPoolExecutor {
      *                                  {@value #FIRST_CPU_PROPERTY} is not a non-negative integer
      */
     public PinnedWorkers(int maxThreads, String prefix) {
-        super(maxThreads, maxThreads, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), factory(maxThreads, prefix));
+        super(maxThreads, maxThreads, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), factory(prefix));
     }
 
-    private static ThreadFactory factory(int maxThreads, String prefix) {
-        if (maxThreads < 1) {
-            throw new IllegalArgumentException("maxThreads " + maxThreads + ": expected at least 1");
-        }
+    private static ThreadFactory factory(String prefix) {
         int first = firstCpu();
         List<Integer> cpus = allowedCpus();
-        if (maxThreads > cpus.size() && !cpus.isEmpty()) {
-            // More workers than CPUs: two workers pinned to one CPU take turns in the scheduler's time
-            // slices, and JMH's per-thread figures then stray from the time share they had.
-            Notes.record("Pinning", "runs of more threads than the " + cpus.size() + " CPUs are not pinned: the"
-                    + " scheduler spreads their workers");
-            cpus = List.of();
-        }
         if (!cpus.isEmpty()) {
             Notes.record("Pinning", "JMH's workers run pinned, worker k (from 0) on CPU "
                     + cpus.get(first % cpus.size()) + (cpus.size() > 1 ? " + k, modulo the CPUs " + cpus : "")
                     + (first == 0 ? "" : " (the " + SECOND_CPU_LABEL + ")"));
         }
-        List<Integer> pinTo = cpus;
         AtomicInteger created = new AtomicInteger();
         return task -> {
             int index = created.getAndIncrement();
             Thread t = new Thread(() -> {
-                if (!pinTo.isEmpty()) {
-                    pin(pinTo.get((first + index) % pinTo.size()));
+                if (!cpus.isEmpty()) {
+                    pin(cpus.get((first + index) % cpus.size()));
                 }
                 task.run();
             }, prefix + "-jmh-worker-" + (index + 1));
