@@ -1088,6 +1088,8 @@ public final class Report {
         List<String> floor = new ArrayList<>();
         List<String> baselines = new ArrayList<>();
         java.util.Set<Long> seconds = new java.util.HashSet<>();
+        boolean withinCores = false;
+        boolean overSubscribed = false;
         int forks = Integer.MAX_VALUE;
         for (int t : threads) {
             double share = Math.min(1.0, (double) machine.cores() / t);
@@ -1120,6 +1122,11 @@ public final class Report {
                 if (r.value() > POOL_THREADS_VS_ONE) {
                     whys.add(t + " threads at " + sizeName(s) + ": " + fmt(many.get().score()) + " ns per pair on each"
                             + " thread against " + fmt(one.get().score()) + " ns alone");
+                    if (share < 1) {
+                        overSubscribed = true;
+                    } else {
+                        withinCores = true;
+                    }
                 }
             }
         }
@@ -1130,11 +1137,15 @@ public final class Report {
                 + " CPU the threads run on (" + String.join("; ", baselines) + "): the two CPUs of this machine do not"
                 + " run equally fast (see docs/decisions.md).";
         String why = whys.isEmpty() ? pinned : String.join("; ", whys) + "." + pinned
-                + " Each thread's heap owns its slabs and its pairs make no atomic step; where 2 threads cost more per pair than one on as many cores,"
-                + " the cause is not known yet (the one found, a segment the compiler allocated on every call in"
-                + " some JVMs, is fixed: see docs/decisions.md). Threads beyond the cores wait for one (time"
-                + " slices, and a preempted thread's slab change holding a depot's lock), which the figure divides"
-                + " out only on average." + (floor.isEmpty() ? "" : " For comparison, the same ratio for glibc's C loop in"
+                + " Each thread's heap owns its slabs and its pairs make no atomic step."
+                + (withinCores ? " Where threads cost more per pair than one on as many cores, the cause is not known"
+                + " yet (the one found, a segment the compiler allocated on every call in some JVMs, is fixed: see"
+                + " docs/decisions.md)." : "")
+                + (overSubscribed ? " Threads beyond the cores run pinned two or more to a CPU and take turns in its"
+                + " time slices (a preempted thread's slab change can hold a depot's lock meanwhile), which the figure"
+                + " divides out only on average; left to the scheduler instead, their forks disagreed with each other"
+                + " (see docs/decisions.md)." : "")
+                + (floor.isEmpty() ? "" : " For comparison, the same ratio for glibc's C loop in"
                 + " the same run (no Java; glibc's per-thread caches and arenas): " + String.join("; ", floor)
                 + ".");
         return new Goal(goal, String.join("; ", parts), strictVerdict(checks, forks), why);
