@@ -1,5 +1,7 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Result;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -34,7 +36,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class PinnedWorkers extends ThreadPoolExecutor {
 
     /** The system property naming the CPU (an index into the JVM's allowed CPUs) worker 0 runs on. */
-    public static final String FIRST_CPU_PROPERTY = "datamem.bench.firstCpu";
+    public static final String FIRST_CPU_PROPERTY = Result.FIRST_CPU;
 
     /** How the notes and the page name the runs that start on another CPU than the first. */
     static final String SECOND_CPU_LABEL = "1-thread baseline on the second CPU";

@@ -152,17 +152,28 @@ public final class Suite {
      * @param forks   JVMs per benchmark; 0: the profile's
      * @param iterations measured iterations; 0: the profile's
      * @param warmupMillis the least warm-up time per fork, in milliseconds; 0: the profile's
+     * @param firstCpu the CPU JMH's first worker is pinned to (see {@link PinnedWorkers}); 0: the first
      */
     record Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
-                 int iterations, int warmupMillis) {
+                 int iterations, int warmupMillis, int firstCpu) {
 
         Stage(String name, String include, int threads, Map<String, String[]> params, boolean single) {
-            this(name, include, threads, params, single, 0, 0, 0);
+            this(name, include, threads, params, single, 0, 0, 0, 0);
         }
 
         Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
               int iterations) {
-            this(name, include, threads, params, single, forks, iterations, 0);
+            this(name, include, threads, params, single, forks, iterations, 0, 0);
+        }
+
+        Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
+              int iterations, int warmupMillis) {
+            this(name, include, threads, params, single, forks, iterations, warmupMillis, 0);
+        }
+
+        /** This stage with its first worker pinned to another CPU. */
+        Stage onCpu(int cpu) {
+            return new Stage(name, include, threads, params, single, forks, iterations, warmupMillis, cpu);
         }
     }
 
@@ -200,7 +211,7 @@ public final class Suite {
         if (threads.stream().anyMatch(t -> t > 1) && Runtime.getRuntime().availableProcessors() > 1) {
             // The pool's 1-thread pairs again, on the second CPU: the multi-threaded runs use both.
             stages.add(new Stage(SECOND_CPU_STAGE, POOL_PAIRS, 1, Map.of("byteSize", p.threadedSizes(),
-                    "handler", new String[] {"pool(aligned64)"}), false, vf, vi));
+                    "handler", new String[] {"pool(aligned64)"}), false, vf, vi).onCpu(1));
         }
         for (int t : threads) {
             if (t > 1) {
@@ -374,8 +385,8 @@ public final class Suite {
         Pattern.compile(regex); // fail early on a bad --include
         List<String> jvmArgs = new ArrayList<>(jvmArgs(notes));
         jvmArgs.addAll(List.of("-Xms1g", "-Xmx1g"));
-        if (stage.name().equals(SECOND_CPU_STAGE)) {
-            jvmArgs.add("-D" + PinnedWorkers.FIRST_CPU_PROPERTY + "=1");
+        if (stage.firstCpu() != 0) {
+            jvmArgs.add("-D" + PinnedWorkers.FIRST_CPU_PROPERTY + "=" + stage.firstCpu());
         }
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(regex)

@@ -1102,9 +1102,8 @@ public final class Report {
                 // The threads run pinned on both CPUs; the 1-thread cost they are held to is the mean
                 // of the 1-thread costs on each, where the run measured the second (PinnedWorkers).
                 Optional<Result> second = onSecondCpu(POOL, s);
-                Optional<Result> one = second.isPresent() && t >= 2 ? Optional.of(meanOf(first.get(), second.get()))
-                        : first;
-                if (second.isPresent() && t >= 2 && seconds.add(s)) {
+                Optional<Result> one = second.isPresent() ? Optional.of(meanOf(first.get(), second.get())) : first;
+                if (second.isPresent() && seconds.add(s)) {
                     baselines.add(sizeName(s) + " " + fmt(first.get().score()) + " ns on the first CPU, "
                             + fmt(second.get().score()) + " ns on the second");
                 }
