@@ -79,8 +79,11 @@ public final class DataMem {
      *                               unknown or unavailable handler
      */
     public static DataMemHandler current() {
+        if (CURRENT.isBound()) {
+            return CURRENT.get();   // the process default is not consulted (nor resolved) under a binding
+        }
         DataMemHandler d = processDefault;
-        return CURRENT.orElse(d != null ? d : defaultHandler());
+        return d != null ? d : defaultHandler();
     }
 
     /**

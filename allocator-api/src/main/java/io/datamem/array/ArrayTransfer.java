@@ -1,5 +1,7 @@
 package io.datamem.array;
 
+import io.datamem.internal.Strides;
+
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongConsumer;
 
@@ -27,10 +29,10 @@ final class ArrayTransfer {
         DType dstType = dst.dtype();
         try {
             if (srcType.equals(dstType) && src.isCContiguous() && dst.isCContiguous()) {
-                MemorySegment.copy(src.segment(), 0, dst.segment(), 0, src.byteSize());
+                MemorySegment.copy(from, src.origin, to, dst.origin, src.byteSize());
                 return;
             }
-            if (src.segment().asOverlappingSlice(dst.segment()).isPresent()) {
+            if (extent(src, from).asOverlappingSlice(extent(dst, to)).isPresent()) {
                 // Read everything first: a strided copy onto itself would read values already overwritten.
                 MemorySegment heap = MemorySegment.ofArray(new long[(int) Math.ceilDiv(src.byteSize(), 8)]);
                 NDArray snapshot = NDArray.wrap(heap.asSlice(0, src.byteSize()), srcType, src.shape());
@@ -74,9 +76,15 @@ final class ArrayTransfer {
                     ElementCodec.writeDouble(dstType, to, o, ElementCodec.readDouble(srcType, from, so));
                 }
             });
-        } catch (IllegalStateException e) {
-            throw (src.isClosed() ? src : dst).closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw (src.isClosed() || e instanceof WrongThreadException && !src.isShared() ? src : dst).failed(e);
         }
+    }
+
+    /** The bytes an array's elements occupy, as a slice of {@code data}, its access segment. */
+    private static MemorySegment extent(NDArray a, MemorySegment data) {
+        long lo = Strides.lowestByte(a.shape, a.strides);
+        return data.asSlice(a.origin + lo, Strides.highestByte(a.shape, a.strides) - lo + a.dtype.itemSize());
     }
 
     /** Calls {@code action} with the byte offset of every element of a layout, in C order. */

@@ -1,11 +1,12 @@
 package io.datamem.array;
 
+import io.datamem.AllocationRefusal;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
-import io.datamem.MemoryTraits;
-import io.datamem.AllocationRefusal;
+import io.datamem.DeviceInterchange;
 import io.datamem.LimitExceededException;
+import io.datamem.MemoryTraits;
 import io.datamem.OutOfNativeMemoryException;
 import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.BufferException;
@@ -14,18 +15,19 @@ import io.datamem.buffer.BufferFlags;
 import io.datamem.buffer.BufferRequest;
 import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
+import io.datamem.internal.Checks;
 import io.datamem.internal.Strides;
 import io.datamem.spi.BlockReleased;
-import io.datamem.DeviceInterchange;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.function.Supplier;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * An n-dimensional array over native memory, allocated through a {@link DataMemHandler}.
@@ -33,8 +35,18 @@ import java.util.function.LongConsumer;
  * <p>An owning array captures {@link DataMem#current()} once, when it is created, and reallocates
  * ({@link #resize}) and frees ({@link #close}) through that handler with the exact byte size it
  * allocated, whatever is bound or set as default by then. Views ({@link #slice}, {@link #reshape},
- * {@link #transpose}, {@link #select}) share their base's memory, keep their base reachable, report
- * their base's handler and do not own data.
+ * {@link #transpose}, {@link #select}, {@link #asReadOnly}) share their base's memory, keep their
+ * base reachable, report their base's handler and do not own data.
+ *
+ * <p><b>Threads.</b> An array belongs to the thread that created it, as a segment of
+ * {@link java.lang.foreign.Arena#ofConfined()} does: that thread reaches its elements, closes it in
+ * nanoseconds and frees it at once. Before another thread reads or writes its elements, call
+ * {@link #share()} once (from any thread): from then on every thread reaches them at the same speed,
+ * and a close synchronises with every thread of the JVM, as closing a shared arena does (tens of
+ * microseconds). {@link Parallel} shares the arrays its loop body captures and the arrays the body
+ * creates; the element access of an unshared array from another thread throws
+ * {@link WrongThreadException} saying so. Either way each element accessor is one bounds-checked
+ * access whose checks the compiler moves out of loops, on every thread.
  *
  * <p>Memory is reached through {@link #segment()}, a {@link MemorySegment} that is bounds-checked
  * and lifetime-checked: once the array is closed (or resized), every segment and view over the old
@@ -54,206 +66,74 @@ import java.util.function.LongConsumer;
  * read-only.
  *
  * <p>Arrays export their memory through the buffer protocol ({@link #getBuffer(int)}, see
- * {@link io.datamem.buffer}); while a {@link BufferView} is held the owner cannot be closed or
- * resized.
+ * {@link io.datamem.buffer}); while a {@link BufferView} or a {@link #hold()} is held the owner
+ * cannot be closed or resized.
  *
  * <p>Which handler allocated each new array can be logged: set the {@link System.Logger}
  * {@code io.datamem.array.handler} to {@code DEBUG} ({@code java.util.logging}'s {@code FINE})
- * before the first array is created, and each creation through {@link #empty}, {@link #zeros} and
- * the copying methods is logged with the handler's name, the thread, and whether the handler came
- * from a scoped binding or the process default. Off (the default), the check costs nothing.
+ * before the first array is created, and each creation is logged with the handler's name, the
+ * thread, and whether the handler came from a scoped binding or the process default. Off (the
+ * default), the check costs nothing.
  *
- * <p>Thread safety: element access from several threads is safe (the memory is shared, races on the
- * same element are the caller's). {@code close} and {@code resize} may be called from any thread; a
- * concurrent access then either completes or throws {@link IllegalStateException}.
+ * <p>The class is sealed: its only subclass is datamem's own kind of view.
  */
-public final class NDArray implements AutoCloseable, BufferExporter {
-
-    /** {@link #accessGeneration} of a closed array: never a memory's live generation. */
-    private static final int CLOSED_ARRAY = Integer.MIN_VALUE;
+public sealed class NDArray implements AutoCloseable, BufferExporter permits NDArray.View {
 
     /** The most axes an array may have (NumPy's limit, and the buffer protocol's). */
     public static final int MAX_NDIM = BufferView.MAX_NDIM;
 
-    private final NDArray base;          // the array a view was made from; null for owners and wrapped arrays
-    private final ArrayMemory memory;
-    private final boolean owner;
-    private final DType dtype;
-    private final boolean readOnly;
-
-    // Change only on resize (owners).
-    private MemorySegment data;          // host segment over the whole block that any thread may use (the
-                                         // shared one, or the wrapped segment); null until first needed
-                                         // (and always for device memory), see hostData()
-    // The memory's local segment (see ArrayMemory) and the one thread that may use it, as given to
-    // that thread by hostData(); null until then. Used only after checking the thread and the
-    // generation, never handed out.
-    private MemorySegment local;
-    private Thread localThread;
-    private long dataAddress;
-    private long dataByteSize;           // the block's allocated size
-    private int generation;              // the memory's generation this array was made for
-    // generation while this array is open, CLOSED_ARRAY once it is closed: the accessors' fast path
-    // compares it with the memory's live generation, which checks both at once
-    private int accessGeneration;
-    private long offset;                 // bytes from the block start to element [0, ..., 0]
-    private long[] shape;
-    private long[] strides;
-    private long size;
-    private boolean closed;
-    // The 1- and 2-axis accessors' layout as fields, so that they load no array and check no length
-    // (see layout()): an axis's length is 0 when the array has another number of axes, so that the
-    // bounds check alone refuses the call, and the slow path says why.
-    private long length1;
-    private long rows2;
-    private long columns2;
-    private long stride0;
-    private long stride1;
-    // The float64 accessors' fast path: length1 and rows2 when the dtype is float64 and the rows are
-    // C-contiguous (stride 8, and a row stride of columns × 8), else 0, so that one comparison
-    // checks the index, the dtype and the layout; other arrays take the general path.
-    private long denseLength1;
-    private long denseRows2;
-    // dataAddress + offset: the address of element [0, ..., 0], for the dense float64 accessors' path
-    // on the creating thread (see EVERYTHING)
-    private long elementBase;
+    static {
+        io.datamem.internal.ArrayInternals.install(array -> ((NDArray) array).memory.nativeOnly());
+    }
 
     /**
-     * A segment over the whole address space, in the global scope: the dense float64 accessors on the
-     * creating thread read and write through it at {@link #elementBase} + the checked index × 8. Being
-     * a constant, it costs no loads and no scope check of its own; its bounds are no bounds. What
-     * keeps such an access safe is what keeps the local segment safe (see {@link ArrayMemory}): the
-     * calling thread is the one the memory granted it to, the generation is live, the index is within
-     * its axis, and the layout was checked against the block when the array was made.
+     * The memory, whose {@code seg} the accessors go through (see {@link ArrayMemory}). An owner's
+     * is replaced by a resize; a closed view's or wrapped array's is {@link ArrayMemory#CLOSED}.
      */
-    private static final MemorySegment EVERYTHING = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    ArrayMemory memory;
+    final DType dtype;
+    /** Never written in place (shared with views and caches): replaced by a resize. */
+    long[] shape;
+    long[] strides;
+    /** Where element [0, ..., 0] is in {@code memory.seg}'s coordinates: the address, or (wrapped) the offset. */
+    long origin;
+    final boolean readOnly;
 
-    private NDArray(NDArray base, ArrayMemory memory, boolean owner, DType dtype, boolean readOnly,
-                    MemorySegment data, long dataAddress, long dataByteSize, int generation, long offset,
-                    long[] shape, long[] strides) {
-        this.base = base;
+    /** An array over {@code memory} (a view, or a wrapped segment). */
+    private NDArray(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape, long[] strides) {
         this.memory = memory;
-        this.owner = owner;
         this.dtype = dtype;
         this.readOnly = readOnly;
-        this.data = readOnly && data != null ? data.asReadOnly() : data;
-        this.dataAddress = dataAddress;
-        this.dataByteSize = dataByteSize;
-        this.generation = generation;
-        this.accessGeneration = generation;
-        this.offset = offset;
+        this.origin = origin;
         this.shape = shape;
         this.strides = strides;
-        this.size = ArrayLayout.elementCount(shape);
-        layout();
     }
 
     /**
-     * An owner of a block a handler allocated: its memory is made here, since it is also the phantom
-     * reference to this array that frees a leaked block (see {@link ArrayMemory}).
+     * An owner of a block a handler allocated, belonging to the calling thread: its memory is made
+     * here, since it is also the phantom reference to this array that frees a leaked block.
      */
-    private NDArray(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
-                    boolean readOnly, long offset, long[] shape, long[] strides, long size) {
-        this.base = null;
-        this.owner = true;
+    private NDArray(DataMemHandler handler, long address, long allocatedByteSize, boolean hostAccessible, DType dtype,
+                    boolean readOnly, long byteOffset, long[] shape, long[] strides, ThreadHome home) {
         this.dtype = dtype;
         this.readOnly = readOnly;
-        this.dataAddress = block.address();
-        this.dataByteSize = allocatedByteSize;
-        // A new memory is at its first generation: no need to ask it (a lock) for what we know
-        this.generation = ArrayMemory.FIRST_GENERATION;
-        this.accessGeneration = ArrayMemory.FIRST_GENERATION;
-        this.offset = offset;
+        this.origin = address + byteOffset;
         this.shape = shape;
         this.strides = strides;
-        this.size = size;
-        layout();
-        this.memory = ArrayMemory.owned(this, handler, block, allocatedByteSize, dtype, shape);
+        this.memory = ArrayMemory.owned(this, handler, address, allocatedByteSize, hostAccessible, home);
     }
 
-    /** Copies the first two axes of {@link #shape} and {@link #strides} into the accessors' fields. */
-    private void layout() {
-        int n = shape.length;
-        length1 = n == 1 ? shape[0] : 0;
-        rows2 = n == 2 ? shape[0] : 0;
-        columns2 = n == 2 ? shape[1] : 0;
-        stride0 = n > 0 ? strides[0] : 0;
-        stride1 = n > 1 ? strides[1] : 0;
-        boolean f64 = dtype == DType.FLOAT64;
-        denseLength1 = f64 && n == 1 && stride0 == Double.BYTES ? length1 : 0;
-        denseRows2 = f64 && n == 2 && stride1 == Double.BYTES && stride0 == columns2 * Double.BYTES ? rows2 : 0;
-        elementBase = dataAddress + offset;
-    }
+    /** A view: keeps its base reachable (the owner's leak action would otherwise free the memory under it). */
+    static final class View extends NDArray {
+        final NDArray base;
+        /** The memory it was made over ({@link #memory} becomes {@link ArrayMemory#CLOSED} once it is closed). */
+        final ArrayMemory over;
 
-    /**
-     * {@code i}, checked against {@link #denseLength1}: the JDK's range check, which loop
-     * predication moves out of a loop (a comparison of its own would keep the store loops of
-     * {@code setDouble} from being vectorised).
-     */
-    private long denseIndex1(long i) {
-        try {
-            return Objects.checkIndex(i, denseLength1);
-        } catch (IndexOutOfBoundsException e) {
-            throw badIndex(i);
+        View(NDArray base, ArrayMemory memory, boolean readOnly, long origin, long[] shape, long[] strides) {
+            super(memory, base.dtype, readOnly, origin, shape, strides);
+            this.base = base;
+            this.over = memory;
         }
-    }
-
-    /** The byte offset from {@link #offset} of element {@code [i, j]} of a dense float64 matrix, checked. */
-    private long denseIndex2(long i, long j) {
-        long columns = columns2;
-        // The row: an unsigned comparison (loop-invariant in the loops over a row, where it is hoisted
-        // whatever its form); the column: the JDK's range check, which loop predication moves out of
-        // the inner loop so that it vectorises
-        if (Long.compareUnsigned(i, denseRows2) >= 0) {
-            throw badIndex(i, j);
-        }
-        try {
-            Objects.checkIndex(j, columns);
-        } catch (IndexOutOfBoundsException e) {
-            throw badIndex(i, j);
-        }
-        // i × (row bytes) + j × 8: the inner loop's address is then an invariant plus j × 8, which
-        // the vectoriser recognises ((i × columns + j) << 3 it did not: a fill loop ran 2.3× slower)
-        return i * (columns << 3) + (j << 3);
-    }
-
-    /** The byte offset of element {@code [i]} of a 1-axis array: one range check on the fields. */
-    private long offset1(long i) {
-        try {
-            Objects.checkIndex(i, length1);
-        } catch (IndexOutOfBoundsException e) {
-            throw badIndex(i);
-        }
-        return offset + scaled(i, stride0);
-    }
-
-    /** The byte offset of element {@code [i, j]} of a 2-axis array: two range checks on the fields. */
-    private long offset2(long i, long j) {
-        try {
-            Objects.checkIndex(i, rows2);
-            Objects.checkIndex(j, columns2);
-        } catch (IndexOutOfBoundsException e) {
-            throw badIndex(i, j);
-        }
-        return offset + scaled(i, stride0) + scaled(j, stride1);
-    }
-
-    /**
-     * {@code index * stride}, written so that the compiler sees a constant scale for the common
-     * stride of 8 bytes (contiguous 8-byte elements): a loop over such an array then compiles as a
-     * loop over the segment does (unrolled and vectorised), the other strides on a copy of the loop.
-     */
-    private static long scaled(long index, long stride) {
-        return stride == Long.BYTES ? index * Long.BYTES : index * stride;
-    }
-
-    /**
-     * Why {@link #offset1} or {@link #offset2} refused an index: {@link ArrayLayout#elementOffset}
-     * checks it again and throws the refusal (the number of axes, or an axis's bounds).
-     */
-    private RuntimeException badIndex(long... index) {
-        ArrayLayout.elementOffset(shape, strides, offset, index);
-        throw new AssertionError("index " + Arrays.toString(index) + " is within shape " + Arrays.toString(shape));
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -265,7 +145,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *
      * @param dtype the element type
      * @param shape the length of each axis (none for a 0-d array)
-     * @return the array, which owns its memory
+     * @return the array, which owns its memory and belongs to the calling thread
      * @throws NullPointerException        if an argument is null
      * @throws IllegalArgumentException    if a length is negative, there are more than
      *                                     {@value #MAX_NDIM} axes, or the byte size overflows or
@@ -284,7 +164,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *
      * @param dtype the element type
      * @param shape the length of each axis
-     * @return the array, which owns its memory
+     * @return the array, which owns its memory and belongs to the calling thread
      * @throws NullPointerException       if an argument is null
      * @throws IllegalArgumentException   if a length is negative, there are more than
      *                                    {@value #MAX_NDIM} axes, or the byte size overflows or exceeds
@@ -303,6 +183,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long[] s = ArrayLayout.checkShape(shape);
         long count = ArrayLayout.elementCount(s);
         long byteSize = ArrayLayout.byteSizeOf(dtype, s, count);
+        ThreadHome home = ThreadHome.mine();
+        home.drain();
         DataMemAllocator allocator = handler.allocator();
         AllocationRefusal.clear();
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
@@ -311,11 +193,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         }
         NDArray array;
         try {
-            // s is this array's own copy already, and C strides are never changed in place: no more copies
-            array = newOwner(handler, block, byteSize, dtype, s, ArrayLayout.cStrides(dtype, s), 0, false, count);
+            boolean host = allocator.traitsOf(block).hostAccessible();
+            // s is this array's own copy (or a cached 1-axis shape), and C strides are never written in place
+            array = new NDArray(handler, block.address(), byteSize, host, dtype, false, 0, s, ArrayLayout.cStrides(dtype, s),
+                    home);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
+        }
+        if (Parallel.sharesNewArrays()) {
+            array.share();
         }
         if (HandlerTrace.ENABLED) {
             HandlerTrace.created(handler, dtype, s);
@@ -326,7 +213,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     /**
      * An array that takes ownership of a block a handler allocated: closing (or collecting) the
      * array frees the block through {@code handler} with {@code allocatedByteSize}. This is how
-     * foreign memory with a known deallocator (a DLPack deleter, say) becomes an array.
+     * foreign memory with a known deallocator (a DLPack deleter, say) becomes an array. It belongs
+     * to the calling thread.
      *
      * @param handler           the handler whose allocator frees the block
      * @param block             the block's start (its size is ignored)
@@ -339,11 +227,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws NullPointerException     if {@code handler}, {@code block}, {@code dtype} or
      *                                  {@code shape} is null
      * @throws IllegalArgumentException if {@code block} is a heap segment, or NULL while the shape
-     *                                  has elements,
-     *                                  {@code allocatedByteSize} is negative, the shape is invalid,
-     *                                  {@code strides} has the wrong length, or an element would lie
-     *                                  outside {@code [block, block + allocatedByteSize)}; ownership
-     *                                  then stays with the caller
+     *                                  has elements, {@code allocatedByteSize} is negative, the shape
+     *                                  is invalid, {@code strides} has the wrong length, or an
+     *                                  element would lie outside
+     *                                  {@code [block, block + allocatedByteSize)}; ownership then
+     *                                  stays with the caller
      */
     public static NDArray adopt(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
                                 long[] shape, long[] strides, long byteOffset) {
@@ -377,17 +265,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         Objects.requireNonNull(dtype, "dtype");
         long[] s = ArrayLayout.checkShape(shape);
         long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
-        return adoptChecked(handler, block, allocatedByteSize, dtype, s, st, byteOffset, readOnly);
-    }
-
-    private static NDArray adoptChecked(DataMemHandler handler, MemorySegment block, long allocatedByteSize,
-                                        DType dtype, long[] shape, long[] strides, long byteOffset,
-                                        boolean readOnly) {
         if (!block.isNative()) {
             throw new IllegalArgumentException("block: a Java heap segment (expected: a native block that handler '"
                     + handler.name() + "' allocated)");
         }
-        long count = ArrayLayout.elementCount(shape);
+        long count = ArrayLayout.elementCount(s);
         if (block.address() == 0 && count != 0) {   // no element, no memory: DLPack allows NULL
             throw new IllegalArgumentException("block: NULL for " + count + " element(s) (expected: a"
                     + " block that handler '" + handler.name() + "' allocated)");
@@ -396,19 +278,11 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             throw new IllegalArgumentException("allocatedByteSize: " + allocatedByteSize + " (expected: >= 0, the size"
                     + " handler '" + handler.name() + "' allocated)");
         }
-        ArrayLayout.checkExtent(dtype, shape, strides, byteOffset, allocatedByteSize);
-        // shape and strides are adopt's own copies (or C strides, shared and never written): no more copies
-        return newOwner(handler, block, allocatedByteSize, dtype, shape, strides, byteOffset, readOnly, count);
-    }
-
-    /**
-     * An owner over a block, taking {@code shape} and {@code strides} as they are: the caller passes
-     * arrays nobody else changes (shape and stride arrays are never written in place once in an array,
-     * so views and the memory share them), and their element count.
-     */
-    private static NDArray newOwner(DataMemHandler handler, MemorySegment block, long allocatedByteSize, DType dtype,
-                                    long[] shape, long[] strides, long byteOffset, boolean readOnly, long size) {
-        return new NDArray(handler, block, allocatedByteSize, dtype, readOnly, byteOffset, shape, strides, size);
+        ArrayLayout.checkExtent(dtype, s, st, byteOffset, allocatedByteSize);
+        boolean host = handler.allocator().traitsOf(block).hostAccessible();
+        ThreadHome home = ThreadHome.mine();
+        home.drain();
+        return new NDArray(handler, block.address(), allocatedByteSize, host, dtype, readOnly, byteOffset, s, st, home);
     }
 
     /**
@@ -428,7 +302,9 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     /**
-     * An array over memory datamem does not own, with explicit strides and offset.
+     * An array over memory datamem does not own, with explicit strides and offset. Its elements are
+     * reached through {@code segment}, on the threads its scope allows; closing it (or one of its
+     * views' bases) makes it and its views unusable without touching the memory.
      *
      * @param segment    the memory
      * @param dtype      the element type
@@ -446,14 +322,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long[] s = ArrayLayout.checkShape(shape);
         long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
         ArrayLayout.checkExtent(dtype, s, st, byteOffset, segment.byteSize());
-        ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(
-                io.datamem.internal.Checks.alignmentOf(segment.address())));
-        return new NDArray(null, memory, false, dtype, segment.isReadOnly(), segment, segment.address(),
-                segment.byteSize(), 0, byteOffset, s, st);
+        ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(Checks.alignmentOf(segment.address())));
+        return new NDArray(memory, dtype, segment.isReadOnly(), byteOffset, s, st);
     }
 
     // ---------------------------------------------------------------------------------------------
     // Properties
+
+    /** The memory this array was made over, also once it is closed. */
+    private ArrayMemory over() {
+        return this instanceof View v ? v.over : memory;
+    }
 
     /**
      * The handler that frees this array's memory: the one captured at creation. A view reports its
@@ -462,7 +341,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return the handler, or null for memory datamem does not own ({@link #wrap})
      */
     public DataMemHandler handler() {
-        return memory.handler;
+        return over().handler;
     }
 
     /**
@@ -471,7 +350,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true for arrays made by {@link #empty}, {@link #zeros}, {@link #adopt} and copies
      */
     public boolean ownsData() {
-        return owner && memory.handler != null;
+        return !(this instanceof View) && over().handler != null;
     }
 
     /**
@@ -493,8 +372,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException if the array is closed
      */
     public NDArray asReadOnly() {
-        checkOpen();
-        return view(offset, shape, strides, true);
+        return view(origin, shape, strides, true);
     }
 
     /**
@@ -503,16 +381,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return the base, or null for an array that is not a view
      */
     public NDArray base() {
-        return base;
+        return this instanceof View v ? v.base : null;
     }
 
     /**
      * What the allocator says about this array's memory (kind, device, alignment, page size).
      *
      * @return the traits of the block
+     * @throws IllegalStateException if the array is closed (the block may be gone)
      */
     public MemoryTraits traits() {
-        return memory.traits;
+        ArrayMemory m = over();
+        if (m.handler != null) {
+            m.checkLive(this);
+        }
+        return m.traits();
     }
 
     /**
@@ -557,7 +440,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return the product of the shape
      */
     public long size() {
-        return size;
+        return ArrayLayout.elementCount(shape);
     }
 
     /**
@@ -566,7 +449,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return bytes
      */
     public long byteSize() {
-        return size * dtype.itemSize();
+        return size() * dtype.itemSize();
     }
 
     /**
@@ -575,7 +458,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return the byte offset
      */
     public long byteOffset() {
-        return offset;
+        ArrayMemory m = over();
+        return m.handler != null ? origin - m.address : origin;
     }
 
     /**
@@ -586,12 +470,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the array wraps a Java heap segment
      */
     public long address() {
-        checkLive();
-        if (memory.handler == null && !data.isNative()) {
-            throw new UnsupportedOperationException(this + " wraps a Java heap segment, which has no native address:"
-                    + " copy it into native memory first (copy())");
+        ArrayMemory m = memory;
+        m.checkLive(this);
+        if (m.handler == null) {
+            if (!m.seg.isNative()) {
+                throw new UnsupportedOperationException(this + " wraps a Java heap segment, which has no native"
+                        + " address: copy it into native memory first (copy())");
+            }
+            return m.address + origin;
         }
-        return dataAddress + offset;
+        return origin;
     }
 
     /**
@@ -622,60 +510,77 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @return true if closed
      */
     public boolean isClosed() {
-        return closed || !memory.isLive(generation);
+        return !memory.isLive();
     }
 
     /**
-     * Confines this array's memory strictly to the calling thread, and returns this array. Segments
-     * and element access then work on this thread only (other threads get
-     * {@link WrongThreadException}; {@link #segment()} too gives a segment confined to this thread),
-     * and {@link #close()} and {@link #resize} must be called here too. Without it, element access
-     * on the creating thread already makes no arena, but other threads may share the array (through
-     * a shared arena, whose close synchronises with every thread of the JVM); use it to make sure an
-     * array never leaves its thread. It applies to the memory, so to the owner and
-     * all its views. Memory the host cannot access has no segments; confining it only records the
-     * thread.
+     * Shares this array's memory with every thread, and returns this array. Until then only the
+     * thread that created the array reaches its elements (others get {@link WrongThreadException});
+     * from then on every thread does, through one segment the JDK checks the way it checks a
+     * segment of {@link java.lang.foreign.Arena#ofShared()}: a close of the memory then
+     * synchronises with every thread of the JVM (tens of microseconds) before the block goes back,
+     * so that no access is in progress. It applies to the memory: the owner and all its views.
+     * Idempotent, and any thread may call it. {@link Parallel} calls it for the arrays its loops
+     * capture or create. A resize hands the memory back to its owner thread, unshared.
      *
      * @return this array
-     * @throws IllegalStateException if the array is closed, wraps memory datamem does not own (its
-     *                               segment keeps its own scope), is confined to another thread, or
-     *                               its memory was already reached through a shared segment or from
-     *                               another thread
+     * @throws IllegalStateException if the array is closed, or {@linkplain #confined() confined}
      */
-    public NDArray confined() {
-        checkOpen();
-        if (memory.handler == null) {
-            throw new IllegalStateException(this + " wraps memory datamem does not own; its segment keeps the"
-                    + " scope it was given");
-        }
-        memory.confine();
+    public NDArray share() {
+        memory.share(this);
         return this;
     }
 
     /**
-     * Whether this array's memory is confined to a thread ({@link #confined()}).
+     * Whether this array's memory is shared with every thread ({@link #share()}).
      *
-     * @return true if confined
+     * @return true if shared
      */
-    public boolean isConfined() {
-        return memory.confinedTo() != null;
+    public boolean isShared() {
+        return memory.isShared();
     }
 
     /**
-     * Frees the memory of arrays that other threads closed (or that leaked) while this thread's
-     * local segments still reached it, and of arrays whose creating thread has ended. An array's
-     * elements are accessed on the thread that created it through a segment of no arena, checked
-     * on each access (nothing to make or close); that thread may be inside an access when another
-     * thread closes (or resizes) the array, so the array is closed at once but its block waits for
-     * the creating thread, which frees it by itself, outside any access, the next time it creates
+     * Confines this array's memory strictly to the calling thread, the one it belongs to, and
+     * returns this array: it can then never be {@linkplain #share() shared}, and
+     * {@link #close()} and {@link #resize} are refused on other threads
+     * ({@link WrongThreadException}). Every array already belongs to its creating thread until it
+     * is shared; this makes sure it never leaves it.
+     *
+     * @return this array
+     * @throws IllegalStateException if the array is closed, wraps memory datamem does not own (its
+     *                               segment keeps its own scope), is shared, or belongs to another
+     *                               thread
+     */
+    public NDArray confined() {
+        memory.confine(this);
+        return this;
+    }
+
+    /**
+     * Whether this array's memory belongs to one thread, not shared: true from creation until
+     * {@link #share()} (and for good after {@link #confined()}).
+     *
+     * @return true if confined to a thread
+     */
+    public boolean isConfined() {
+        return memory.isConfined();
+    }
+
+    /**
+     * Frees the memory of arrays that other threads closed (or that leaked) while this thread might
+     * still have been inside an access to them. An array's elements are reached on the thread it
+     * belongs to through a segment that is never closed; another thread closing the array cannot
+     * know whether that thread is inside an access, so the array is closed at once but its block
+     * waits for that thread, which frees it by itself, outside any access, the next time it creates
      * or closes an array. A thread that will not do either for a while (one about to block, say)
      * may call this to return that memory now. Cheap when nothing waits.
      *
      * @return how many blocks still wait for other threads
      */
     public static int reclaim() {
-        ArrayMemory.drainRetired();
-        return ArrayMemory.retiredCount();
+        ThreadHome.mine().drain();
+        return ThreadHome.retiredCount();
     }
 
     /**
@@ -694,225 +599,157 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     /**
      * The memory of this array's elements: a segment from the lowest to the highest byte any element
      * occupies, bounds-checked and valid until the array is closed or resized. For a C-contiguous
-     * array it is exactly {@link #byteSize()} bytes.
+     * array it is exactly {@link #byteSize()} bytes. The segment may go to any thread: this
+     * {@linkplain #share() shares} the array first (so its close then synchronises with every
+     * thread, see there). A {@linkplain #confined() confined} array gives a segment confined to its
+     * thread instead.
      *
      * @return the segment
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}, or is
+     *                                       {@linkplain #confined() confined} to another thread
      * @throws UnsupportedOperationException if the memory is not host-accessible (device memory)
+     * @throws WrongThreadException          if the array is confined to another thread
      */
     public MemorySegment segment() {
-        checkLive();
-        MemorySegment d = memory.data(generation, dataAddress, dataByteSize);   // may go to any thread
-        if (d == null) {
+        MemorySegment whole = memory.userSegment(this);
+        if (whole == null) {
             throw onDevice();
         }
-        return ownRange(d);
+        return ownRange(whole);
     }
 
-    /** This array's range of {@code d}, a segment over the whole block: read-only if the array is. */
-    private MemorySegment ownRange(MemorySegment d) {
-        if (readOnly) {
-            d = d.asReadOnly();
-        }
-        if (size == 0) {
-            return d.asSlice(offset, 0);
+    /** This array's range of {@code whole}, a segment over the whole block: read-only if the array is. */
+    private MemorySegment ownRange(MemorySegment whole) {
+        MemorySegment d = readOnly ? whole.asReadOnly() : whole;
+        long start = byteOffset();
+        if (size() == 0) {
+            return d.asSlice(start, 0);
         }
         long lo = Strides.lowestByte(shape, strides);
-        return d.asSlice(offset + lo, Strides.highestByte(shape, strides) - lo + dtype.itemSize());
+        return d.asSlice(start + lo, Strides.highestByte(shape, strides) - lo + dtype.itemSize());
     }
 
     /**
-     * The segment element access uses on this thread, for use within the calling method only (it may
-     * be this thread's local segment, which must never be handed out, nor held across anything that
-     * may create or close an array: see {@link ArrayMemory}). The fast path is a few loads: this
-     * thread's local segment, or else the cached shared one, while the memory is still at this
-     * array's generation (which also says it is not being closed) and the segment usable from this
-     * thread; otherwise the memory gives the right one (this thread's local segment, the shared one,
-     * or a dead one).
+     * The segment element access goes through, in the coordinates of {@link #origin}: for the
+     * bulk operations of this package on the calling thread. Checked now; any access through it is
+     * checked again by the JDK.
+     *
+     * @throws IllegalStateException         if the array is closed
+     * @throws UnsupportedOperationException if the memory is on a device
      */
     MemorySegment hostData() {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
-            return localSegment();
-        }
-        MemorySegment d = data;
-        if (d != null && memory.liveGenerationPlain() == accessGeneration
-                && d.isAccessibleBy(Thread.currentThread())) {
-            return d;
-        }
-        return hostDataSlow();
-    }
-
-    /**
-     * This thread's local segment, made on first use (the dense float64 accessors need none): over
-     * the block of this array's generation, which the grant found live; no arena (see
-     * {@link ArrayMemory}). Only on {@link #localThread}, after its checks.
-     */
-    private MemorySegment localSegment() {
-        MemorySegment l = local;
-        if (l == null) {
-            l = MemorySegment.ofAddress(dataAddress).reinterpret(dataByteSize);
-            local = l = readOnly ? l.asReadOnly() : l;
-        }
-        return l;
-    }
-
-    /**
-     * Makes the calling thread this array's {@link #localThread} if the memory grants it (see
-     * {@link ArrayMemory#grantLocal}): what the accessors' own fast path needs, without a segment.
-     *
-     * @return true if granted now (the fast path's checks then pass, unless a close comes between)
-     */
-    private boolean grantLocalAccess() {
-        Thread me = Thread.currentThread();
-        if (localThread == me || closed || !memory.grantLocal(generation)) {
-            return false;
-        }
-        localThread = me;
-        return true;
-    }
-
-    private MemorySegment hostDataSlow() {
-        checkOpen();
-        MemorySegment d;
-        if (memory.grantLocal(generation)) {
-            localThread = Thread.currentThread();
-            return localSegment();
-        }
-        d = memory.accessData(generation, dataAddress, dataByteSize);
-        if (d == null) {
+        ArrayMemory m = memory;
+        MemorySegment s = m.seg;
+        if (s == ArrayMemory.NO_HOST) {
             throw onDevice();
         }
-        d = readOnly ? d.asReadOnly() : d;
-        data = d;
-        return d;
-    }
-
-    /**
-     * The segment of the typed element accessors: {@link #hostData()} without its thread check on
-     * the shared segment, which the access itself makes (a strictly confined segment of another
-     * thread throws {@link WrongThreadException}, and the accessor retries through
-     * {@link #retryData}). The fast path is this thread's local segment, checked by thread and
-     * generation, or the cached shared one and one comparison of generations.
-     */
-    private MemorySegment elementData() {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration) {
-            return localSegment();
-        }
-        MemorySegment d = data;
-        if (d != null && memory.liveGenerationPlain() == accessGeneration) {
-            return d;
-        }
-        return hostDataSlow();
-    }
-
-    /** {@link #elementData()} of a writable array. */
-    private MemorySegment writableElementData() {
-        MemorySegment d = elementData();
-        if (readOnly) {
-            throw new UnsupportedOperationException(this + " is read-only");
-        }
-        return d;
-    }
-
-    /**
-     * After an element access failed with {@code e}: the segment to retry with, if it failed for
-     * being another thread's local segment; otherwise throws what the failure means (the array or
-     * its memory closed, see {@link #closedOr}).
-     */
-    private MemorySegment retryData(RuntimeException e) {
-        if (e instanceof WrongThreadException) {
-            return hostData();   // its slow path gives this thread's segment, or says why not
-        }
-        throw closedOr((IllegalStateException) e);
-    }
-
-    private double readDoubleRetry(long off, RuntimeException e) {
-        MemorySegment d = retryData(e);
-        try {
-            return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException again) {
-            throw closedOr(again);
-        }
-    }
-
-    private void writeDoubleRetry(long off, double value, RuntimeException e) {
-        MemorySegment d = retryData(e);
-        try {
-            ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException again) {
-            throw closedOr(again);
-        }
-    }
-
-    private long readLongRetry(long off, RuntimeException e) {
-        MemorySegment d = retryData(e);
-        try {
-            return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException again) {
-            throw closedOr(again);
-        }
-    }
-
-    private void writeLongRetry(long off, long value, RuntimeException e) {
-        MemorySegment d = retryData(e);
-        try {
-            ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException again) {
-            throw closedOr(again);
-        }
-    }
-
-    private UnsupportedOperationException onDevice() {
-        return new UnsupportedOperationException("this array's memory is on " + memory.traits.device() + " ("
-                + memory.traits.kind() + " memory of handler '" + handlerName()
-                + "'), which the host cannot access; copy it to host memory and read that: with any backend,"
-                + " traits().interchange().copyToHost(...) or a DLPack export to the CPU device"
-                + " (DLPack.toDLPack(array, DLPackOptions.defaults().withDlDevice(Device.CPU)));"
-                + " with datamem's, CUDA: io.datamem.cuda.CudaMemory.toHost(array) or CudaMemory.copy(source,"
-                + " target), SYCL USM device memory: io.datamem.sycl.SyclQueue.copy(destination, source))");
+        m.checkLive(this);
+        return s;
     }
 
     private MemorySegment writableData() {
-        MemorySegment d = hostData();
         if (readOnly) {
-            throw new UnsupportedOperationException(this + " is read-only");
+            throw readOnly();
         }
-        return d;
+        return hostData();
     }
 
-    private String handlerName() {
-        return memory.handler == null ? "none" : memory.handler.name();
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException(this + " is closed");
-        }
-    }
+    // ---------------------------------------------------------------------------------------------
+    // Element access
+    //
+    // Every accessor is an index check (at1, at2, atN: the offset of the element in memory.seg's
+    // coordinates) and one read or write of memory.seg, whose JDK check refuses what must be refused
+    // (closed or resized memory, a thread the memory does not belong to, device memory). Its only
+    // path other than the access throws: nothing an accessor does can change what a loop around it
+    // loaded, so the compiler keeps those loads out of the loop whatever the process did before (a
+    // path that repairs and returns would make every loop reload everything: docs/decisions.md).
 
     /**
-     * The lifecycle check of every path that hands out an address, a segment or a view: this array
-     * is open and its memory is still the memory it was made for (not freed, not being closed, not
-     * reallocated by a resize; a wrapped segment still alive). Exports pin instead
-     * ({@link #retainExport()}), which checks the same under the same lock.
+     * {@code index * stride}, written so that the compiler sees a constant scale for the common
+     * stride of 8 bytes: a loop over such an array then compiles as a loop over a segment does
+     * (unrolled and vectorised), the other strides on a copy of the loop.
      */
-    private void checkLive() {
-        checkOpen();
-        memory.checkLive(generation, this);
+    private static long scaled(long index, long stride) {
+        return stride == Long.BYTES ? index * Long.BYTES : index * stride;
     }
 
-    /** What a failed access throws: the array's or its memory's closing (caused by {@code e}), else {@code e}. */
-    RuntimeException closedOr(IllegalStateException e) {
-        if (closed) {
-            return new IllegalStateException(this + " is closed" + (memory.handler == null ? ""
-                    : ": its memory was freed through handler '" + handlerName() + "'"), e);
+    /** The offset of element {@code [i]} of a 1-axis array. */
+    private long at1(long i) {
+        long[] sh = shape;
+        if (sh.length != 1) {
+            throw badIndex(i);
         }
-        IllegalStateException why = memory.whyNotLive(generation, this);
-        if (why != null) {
-            why.initCause(e);
-            return why;
+        try {
+            Objects.checkIndex(i, sh[0]);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i);
         }
-        return e;
+        return origin + scaled(i, strides[0]);
+    }
+
+    /** The offset of element {@code [i, j]} of a 2-axis array. */
+    private long at2(long i, long j) {
+        long[] sh = shape;
+        if (sh.length != 2) {
+            throw badIndex(i, j);
+        }
+        try {
+            Objects.checkIndex(i, sh[0]);
+            Objects.checkIndex(j, sh[1]);
+        } catch (IndexOutOfBoundsException e) {
+            throw badIndex(i, j);
+        }
+        long[] st = strides;
+        return origin + scaled(i, st[0]) + scaled(j, st[1]);
+    }
+
+    /** The offset of the element at {@code index}, one index per axis. */
+    private long atN(long[] index) {
+        return ArrayLayout.elementOffset(shape, strides, origin, index);
+    }
+
+    /** Why an index was refused: {@link ArrayLayout#elementOffset} checks it again and throws. */
+    private RuntimeException badIndex(long... index) {
+        ArrayLayout.elementOffset(shape, strides, origin, index);
+        throw new AssertionError("index " + Arrays.toString(index) + " is within shape " + Arrays.toString(shape));
+    }
+
+    private double readDouble(long off) {
+        try {
+            return ElementCodec.readDouble(dtype, memory.seg, off);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
+        }
+    }
+
+    private void writeDouble(long off, double value) {
+        if (readOnly) {
+            throw readOnly();
+        }
+        try {
+            ElementCodec.writeDouble(dtype, memory.seg, off, value);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
+        }
+    }
+
+    private long readLong(long off) {
+        try {
+            return ElementCodec.readLong(dtype, memory.seg, off);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
+        }
+    }
+
+    private void writeLong(long off, long value) {
+        if (readOnly) {
+            throw readOnly();
+        }
+        try {
+            ElementCodec.writeLong(dtype, memory.seg, off, value);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
+        }
     }
 
     /**
@@ -926,15 +763,45 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
      *                                       device
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public double getDouble(long... index) {
-        MemorySegment d = elementData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
-        try {
-            return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readDoubleRetry(off, e);
-        }
+        return readDouble(atN(index));
+    }
+
+    /**
+     * Reads an element of a 1-axis array as a double, as {@link #getDouble(long...)} does, without
+     * an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if the index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public double getDouble(long i) {
+        return readDouble(at1(i));
+    }
+
+    /**
+     * Reads an element of a 2-axis array as a double, as {@link #getDouble(long...)} does, without
+     * an index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public double getDouble(long i, long j) {
+        return readDouble(at2(i, j));
     }
 
     /**
@@ -948,56 +815,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setDouble(double value, long... index) {
-        MemorySegment d = writableElementData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
-        try {
-            ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeDoubleRetry(off, value, e);
-        }
-    }
-
-    /**
-     * Reads an element of a 1-axis array as a double, as {@link #getDouble(long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param i the index on axis 0
-     * @return the value
-     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
-     *                                       device
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public double getDouble(long i) {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
-                && denseLength1 != 0) {
-            return EVERYTHING.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + (denseIndex1(i) << 3));
-        }
-        return getDoubleShared(i);
-    }
-
-    private double getDoubleShared(long i) {
-        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
-            return getDouble(i);
-        }
-        MemorySegment d = elementData();
-        if (denseLength1 != 0) {
-            long off = offset + (denseIndex1(i) << 3);
-            try {
-                return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-            } catch (IllegalStateException | WrongThreadException e) {
-                return readDoubleRetry(off, e);
-            }
-        }
-        long off = offset1(i);
-        try {
-            return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readDoubleRetry(off, e);
-        }
+        writeDouble(atN(index), value);
     }
 
     /**
@@ -1005,85 +826,16 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * without an index array: the accessor to use in loops.
      *
      * @param value the value
-     * @param i the index on axis 0
+     * @param i     the index on axis 0
      * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws IndexOutOfBoundsException     if the index is outside its axis
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setDouble(double value, long i) {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
-                && denseLength1 != 0 && !readOnly) {
-            EVERYTHING.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + (denseIndex1(i) << 3), value);
-            return;
-        }
-        setDoubleShared(value, i);
-    }
-
-    private void setDoubleShared(double value, long i) {
-        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
-            setDouble(value, i);
-            return;
-        }
-        MemorySegment d = writableElementData();
-        if (denseLength1 != 0) {
-            long off = offset + (denseIndex1(i) << 3);
-            try {
-                d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
-            } catch (IllegalStateException | WrongThreadException e) {
-                writeDoubleRetry(off, value, e);
-            }
-            return;
-        }
-        long off = offset1(i);
-        try {
-            ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeDoubleRetry(off, value, e);
-        }
-    }
-
-    /**
-     * Reads an element of a 2-axis array as a double, as {@link #getDouble(long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param i the index on axis 0
-     * @param j the index on axis 1
-     * @return the value
-     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
-     *                                       device
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public double getDouble(long i, long j) {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
-                && denseRows2 != 0) {
-            return EVERYTHING.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + denseIndex2(i, j));
-        }
-        return getDoubleShared(i, j);
-    }
-
-    private double getDoubleShared(long i, long j) {
-        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
-            return getDouble(i, j);
-        }
-        MemorySegment d = elementData();
-        if (denseRows2 != 0) {
-            long off = offset + denseIndex2(i, j);
-            try {
-                return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-            } catch (IllegalStateException | WrongThreadException e) {
-                return readDoubleRetry(off, e);
-            }
-        }
-        long off = offset2(i, j);
-        try {
-            return ElementCodec.readDouble(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readDoubleRetry(off, e);
-        }
+        writeDouble(at1(i), value);
     }
 
     /**
@@ -1091,134 +843,17 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * without an index array: the accessor to use in loops.
      *
      * @param value the value
-     * @param i the index on axis 0
-     * @param j the index on axis 1
+     * @param i     the index on axis 0
+     * @param j     the index on axis 1
      * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
      * @throws IndexOutOfBoundsException     if an index is outside its axis
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setDouble(double value, long i, long j) {
-        if (localThread == Thread.currentThread() && memory.liveGenerationPlain() == accessGeneration
-                && denseRows2 != 0 && !readOnly) {
-            EVERYTHING.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, elementBase + denseIndex2(i, j), value);
-            return;
-        }
-        setDoubleShared(value, i, j);
-    }
-
-    private void setDoubleShared(double value, long i, long j) {
-        if (grantLocalAccess()) {   // this thread's first access: the fast path from now on
-            setDouble(value, i, j);
-            return;
-        }
-        MemorySegment d = writableElementData();
-        if (denseRows2 != 0) {
-            long off = offset + denseIndex2(i, j);
-            try {
-                d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, value);
-            } catch (IllegalStateException | WrongThreadException e) {
-                writeDoubleRetry(off, value, e);
-            }
-            return;
-        }
-        long off = offset2(i, j);
-        try {
-            ElementCodec.writeDouble(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeDoubleRetry(off, value, e);
-        }
-    }
-
-    /**
-     * Reads an element of a 1-axis array as a long, as {@link #getLong(long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param i the index on axis 0
-     * @return the value
-     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
-     *                                       device
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public long getLong(long i) {
-        MemorySegment d = elementData();
-        long off = offset1(i);
-        try {
-            return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readLongRetry(off, e);
-        }
-    }
-
-    /**
-     * Writes an element of a 1-axis array from a long, as {@link #setLong(long, long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param value the value
-     * @param i the index on axis 0
-     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
-     *                                       array is read-only
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public void setLong(long value, long i) {
-        MemorySegment d = writableElementData();
-        long off = offset1(i);
-        try {
-            ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeLongRetry(off, value, e);
-        }
-    }
-
-    /**
-     * Reads an element of a 2-axis array as a long, as {@link #getLong(long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param i the index on axis 0
-     * @param j the index on axis 1
-     * @return the value
-     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
-     *                                       device
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public long getLong(long i, long j) {
-        MemorySegment d = elementData();
-        long off = offset2(i, j);
-        try {
-            return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readLongRetry(off, e);
-        }
-    }
-
-    /**
-     * Writes an element of a 2-axis array from a long, as {@link #setLong(long, long...)} does,
-     * without an index array: the accessor to use in loops.
-     *
-     * @param value the value
-     * @param i the index on axis 0
-     * @param j the index on axis 1
-     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
-     * @throws IndexOutOfBoundsException     if an index is outside its axis
-     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
-     *                                       array is read-only
-     * @throws IllegalStateException         if the array {@linkplain #isClosed() is closed}
-     */
-    public void setLong(long value, long i, long j) {
-        MemorySegment d = writableElementData();
-        long off = offset2(i, j);
-        try {
-            ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeLongRetry(off, value, e);
-        }
+        writeDouble(at2(i, j), value);
     }
 
     /**
@@ -1232,15 +867,45 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
      *                                       device
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public long getLong(long... index) {
-        MemorySegment d = elementData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
-        try {
-            return ElementCodec.readLong(dtype, d, off);
-        } catch (IllegalStateException | WrongThreadException e) {
-            return readLongRetry(off, e);
-        }
+        return readLong(atN(index));
+    }
+
+    /**
+     * Reads an element of a 1-axis array as a long, as {@link #getLong(long...)} does, without an
+     * index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if the index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public long getLong(long i) {
+        return readLong(at1(i));
+    }
+
+    /**
+     * Reads an element of a 2-axis array as a long, as {@link #getLong(long...)} does, without an
+     * index array: the accessor to use in loops.
+     *
+     * @param i the index on axis 0
+     * @param j the index on axis 1
+     * @return the value
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
+     *                                       device
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public long getLong(long i, long j) {
+        return readLong(at2(i, j));
     }
 
     /**
@@ -1254,15 +919,45 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setLong(long value, long... index) {
-        MemorySegment d = writableElementData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
-        try {
-            ElementCodec.writeLong(dtype, d, off, value);
-        } catch (IllegalStateException | WrongThreadException e) {
-            writeLongRetry(off, value, e);
-        }
+        writeLong(atN(index), value);
+    }
+
+    /**
+     * Writes an element of a 1-axis array from a long, as {@link #setLong(long, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i     the index on axis 0
+     * @throws IllegalArgumentException      if the array is not 1-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if the index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public void setLong(long value, long i) {
+        writeLong(at1(i), value);
+    }
+
+    /**
+     * Writes an element of a 2-axis array from a long, as {@link #setLong(long, long...)} does,
+     * without an index array: the accessor to use in loops.
+     *
+     * @param value the value
+     * @param i     the index on axis 0
+     * @param j     the index on axis 1
+     * @throws IllegalArgumentException      if the array is not 2-dimensional ({@link #ndim()})
+     * @throws IndexOutOfBoundsException     if an index is outside its axis
+     * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
+     *                                       array is read-only
+     * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
+     */
+    public void setLong(long value, long i, long j) {
+        writeLong(at2(i, j), value);
     }
 
     /**
@@ -1274,14 +969,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IndexOutOfBoundsException     if an index is outside its axis
      * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public boolean getBoolean(long... index) {
-        MemorySegment d = hostData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
+        long off = atN(index);
         try {
-            return ElementCodec.readBoolean(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+            return ElementCodec.readBoolean(dtype, memory.seg, off);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
 
@@ -1295,9 +990,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setBoolean(boolean value, long... index) {
-        setLong(value ? 1 : 0, index);
+        writeLong(atN(index), value ? 1 : 0);
     }
 
     /**
@@ -1310,14 +1006,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IndexOutOfBoundsException     if an index is outside its axis
      * @throws UnsupportedOperationException if the dtype is custom, or the memory is on a device
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public double[] getComplex(long... index) {
-        MemorySegment d = hostData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
+        long off = atN(index);
         try {
-            return ElementCodec.readAsComplex(dtype, d, off);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+            return ElementCodec.readAsComplex(dtype, memory.seg, off);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
 
@@ -1333,16 +1029,103 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void setComplex(double real, double imaginary, long... index) {
-        MemorySegment d = writableData();
-        long off = ArrayLayout.elementOffset(shape, strides, offset, index);
+        long off = atN(index);
+        if (readOnly) {
+            throw readOnly();
+        }
         try {
-            ElementCodec.writeAsComplex(dtype, d, off, real, imaginary);
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+            ElementCodec.writeAsComplex(dtype, memory.seg, off, real, imaginary);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
+
+    // ---------------------------------------------------------------------------------------------
+    // Why an access failed
+
+    /**
+     * What a failed access throws, {@code e} being what the JDK's check on the segment threw: the
+     * array's closing, its memory's resize, the memory's being on a device, or its belonging to
+     * another thread, each in one message naming the array and its handler.
+     */
+    RuntimeException failed(RuntimeException e) {
+        ArrayMemory m = memory;
+        if (m.isDevice()) {
+            return onDevice();
+        }
+        IllegalStateException closed = whyClosed();
+        if (closed != null) {
+            closed.initCause(e);
+            return closed;
+        }
+        if (e instanceof WrongThreadException) {
+            Thread owner = m.ownerThread();
+            return new WrongThreadException(this + " belongs to thread '" + (owner == null ? "?" : owner.getName())
+                    + "', which created it; call share() on it (once, from any thread) before other threads read or"
+                    + " write its elements" + (m.isStrict() ? " (but it is confined(): it can never be shared)" : "")
+                    + ", or use Parallel, which shares the arrays its loop captures", e);
+        }
+        return e;
+    }
+
+    /** Why this array may no longer be used, or null: closed, its memory freed, or resized since it was made. */
+    private IllegalStateException whyClosed() {
+        ArrayMemory m = memory;
+        IllegalStateException e = m.whyNotLive(this);
+        if (e != null && m != ArrayMemory.CLOSED && this instanceof View) {
+            NDArray root = this;
+            while (root instanceof View v) {
+                root = v.base;
+            }
+            if (root.memory != m && root.memory.isLive()) {
+                return new IllegalStateException(this + " is no longer valid: the owning array was resized, which"
+                        + " reallocated its memory");
+            }
+        }
+        return e;
+    }
+
+    private UnsupportedOperationException readOnly() {
+        return new UnsupportedOperationException(this + " is read-only");
+    }
+
+    private UnsupportedOperationException onDevice() {
+        if (over().isNativeOnly()) {
+            return new UnsupportedOperationException(this + " was made for native code (a tensor a C caller"
+                    + " allocated through DLPack); Java does not reach its elements");
+        }
+        MemoryTraits traits = over().traits();
+        return new UnsupportedOperationException("this array's memory is on " + traits.device() + " ("
+                + traits.kind() + " memory of handler '" + handlerName()
+                + "'), which the host cannot access; copy it to host memory and read that: with any backend,"
+                + " traits().interchange().copyToHost(...) or a DLPack export to the CPU device"
+                + " (DLPack.toDLPack(array, DLPackOptions.defaults().withDlDevice(Device.CPU)));"
+                + " with datamem's, CUDA: io.datamem.cuda.CudaMemory.toHost(array) or CudaMemory.copy(source,"
+                + " target), SYCL USM device memory: io.datamem.sycl.SyclQueue.copy(destination, source))");
+    }
+
+    private String handlerName() {
+        DataMemHandler h = handler();
+        return h == null ? "none" : h.name();
+    }
+
+    /**
+     * The lifecycle check of every path that hands out an address, a segment or a view.
+     *
+     * @throws IllegalStateException if the array may no longer be used (see {@link #isClosed()})
+     */
+    void checkLive() {
+        IllegalStateException e = whyClosed();
+        if (e != null) {
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Bulk operations
 
     /**
      * Sets every element to a value, converting as {@link #setDouble} does.
@@ -1351,17 +1134,18 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void fill(double value) {
         MemorySegment d = writableData();
         try {
-            if (value == 0 && Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
-                segment().fill((byte) 0);
+            if (Double.doubleToRawLongBits(value) == 0 && isCContiguous()) {
+                zero(d);
             } else {
                 forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, value));
             }
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
 
@@ -1372,17 +1156,26 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void fill(long value) {
         MemorySegment d = writableData();
         try {
             if (value == 0 && isCContiguous()) {
-                segment().fill((byte) 0);
+                zero(d);
             } else {
                 forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, value));
             }
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
+        }
+    }
+
+    /** Zeroes this C-contiguous array's bytes through {@code d}, the access segment. */
+    private void zero(MemorySegment d) {
+        long bytes = byteSize();
+        if (bytes > 0) {
+            d.asSlice(origin, bytes).fill((byte) 0);
         }
     }
 
@@ -1397,6 +1190,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if either memory is on a device, the dtypes differ and
      *                                       one is custom, or this array is read-only
      * @throws IllegalStateException         if either array is closed
+     * @throws WrongThreadException          if either array belongs to another thread and is not shared
      */
     public void copyFrom(NDArray source) {
         Objects.requireNonNull(source, "source");
@@ -1417,6 +1211,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void copyFrom(double[] values) {
         Objects.requireNonNull(values, "values");
@@ -1425,8 +1220,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         int[] i = {0};
         try {
             forEachOffset(off -> ElementCodec.writeDouble(dtype, d, off, values[i[0]++]));
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
 
@@ -1439,6 +1234,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws UnsupportedOperationException if the dtype is custom, the memory is on a device, or the
      *                                       array is read-only
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public void copyFrom(long[] values) {
         Objects.requireNonNull(values, "values");
@@ -1447,8 +1243,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         int[] i = {0};
         try {
             forEachOffset(off -> ElementCodec.writeLong(dtype, d, off, values[i[0]++]));
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
     }
 
@@ -1460,6 +1256,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                       {@code Integer.MAX_VALUE - 8} elements
      * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
      *                                       device
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public double[] toDoubleArray() {
         MemorySegment d = hostData();
@@ -1467,8 +1264,8 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         int[] i = {0};
         try {
             forEachOffset(off -> out[i[0]++] = ElementCodec.readDouble(dtype, d, off));
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
         return out;
     }
@@ -1481,6 +1278,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                       {@code Integer.MAX_VALUE - 8} elements
      * @throws UnsupportedOperationException if the dtype is complex or custom, or the memory is on a
      *                                       device
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public long[] toLongArray() {
         MemorySegment d = hostData();
@@ -1488,13 +1286,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         int[] i = {0};
         try {
             forEachOffset(off -> out[i[0]++] = ElementCodec.readLong(dtype, d, off));
-        } catch (IllegalStateException e) {
-            throw closedOr(e);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw failed(e);
         }
         return out;
     }
 
     private int javaLength() {
+        long size = size();
         if (size > Integer.MAX_VALUE - 8) {
             throw new IllegalStateException(this + " has " + size + " elements, more than a Java array holds");
         }
@@ -1502,25 +1301,28 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     private void checkLength(int length) {
+        long size = size();
         if (length != size) {
             throw new IllegalArgumentException("values: " + length + " elements (expected: " + size
                     + ", the size of shape " + Arrays.toString(shape) + ")");
         }
     }
 
-    /** Calls {@code action} with the byte offset of every element, in C order. */
+    /** Calls {@code action} with the offset in {@link #hostData()} of every element, in C order. */
     void forEachOffset(LongConsumer action) {
-        ArrayTransfer.forEachOffset(offset, shape, strides, size, action);
+        ArrayTransfer.forEachOffset(origin, shape, strides, size(), action);
     }
 
     /**
-     * A new owning C-contiguous copy, allocated through {@link DataMem#current()}.
+     * A new owning C-contiguous copy, allocated through {@link DataMem#current()}; it belongs to the
+     * calling thread.
      *
      * @return the copy
      * @throws OutOfNativeMemoryException    if the allocation fails
      * @throws LimitExceededException        if a limiting adaptor of the handler refused the request
      * @throws UnsupportedOperationException if the memory is on a device
      * @throws IllegalStateException         if the array is closed
+     * @throws WrongThreadException          if the array belongs to another thread and is not shared
      */
     public NDArray copy() {
         return copyAs(shape);
@@ -1552,14 +1354,14 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException    if the array is closed
      */
     public NDArray slice(Slice... slices) {
-        checkOpen();
+        checkLive();
         if (slices.length > shape.length) {
             throw new IllegalArgumentException("slices: " + slices.length + " (expected: at most " + shape.length
                     + ", one per axis)");
         }
         long[] s = shape.clone();
         long[] st = strides.clone();
-        long off = offset;
+        long off = origin;
         for (int i = 0; i < slices.length; i++) {
             long[] r = Objects.requireNonNull(slices[i], "slices[" + i + "]").resolve(shape[i]);
             s[i] = r[1];
@@ -1568,7 +1370,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             }
             st[i] = strides[i] * r[2];
         }
-        return view(off, s, st);
+        return view(off, s, st, readOnly);
     }
 
     /**
@@ -1582,7 +1384,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException     if the array is closed
      */
     public NDArray select(int axis, long index) {
-        checkOpen();
+        checkLive();
         ArrayLayout.checkAxis(shape, axis);
         long ix = index < 0 ? index + shape[axis] : index;
         if (ix < 0 || ix >= shape[axis]) {
@@ -1597,7 +1399,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
                 st[j++] = strides[i];
             }
         }
-        return view(offset + ix * strides[axis], s, st);
+        return view(origin + ix * strides[axis], s, st, readOnly);
     }
 
     /**
@@ -1614,10 +1416,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException    if the array is closed
      */
     public NDArray reshape(long... newShape) {
-        checkOpen();
-        long[] s = ArrayLayout.inferShape(newShape, size);
+        checkLive();
+        long[] s = ArrayLayout.inferShape(newShape, size());
         if (isCContiguous()) {
-            return view(offset, s, ArrayLayout.cStrides(dtype, s));
+            return view(origin, s, ArrayLayout.cStrides(dtype, s), readOnly);
         }
         return copyAs(s);
     }
@@ -1645,7 +1447,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * @throws IllegalStateException    if the array is closed
      */
     public NDArray transpose(int... axes) {
-        checkOpen();
+        checkLive();
         if (axes.length != shape.length) {
             throw new IllegalArgumentException("axes " + Arrays.toString(axes) + " (expected: a permutation of "
                     + shape.length + " axes)");
@@ -1663,22 +1465,12 @@ public final class NDArray implements AutoCloseable, BufferExporter {
             s[i] = shape[a];
             st[i] = strides[a];
         }
-        return view(offset, s, st);
+        return view(origin, s, st, readOnly);
     }
 
-    private NDArray view(long newOffset, long[] newShape, long[] newStrides) {
-        return view(newOffset, newShape, newStrides, readOnly);
-    }
-
-    private NDArray view(long newOffset, long[] newShape, long[] newStrides, boolean viewReadOnly) {
+    private NDArray view(long newOrigin, long[] newShape, long[] newStrides, boolean viewReadOnly) {
         checkLive();
-        NDArray v = new NDArray(this, memory, false, dtype, viewReadOnly, data, dataAddress, dataByteSize, generation,
-                newOffset, newShape, newStrides);
-        if (viewReadOnly == readOnly) {   // the same thread's local segment, as writable as this array's
-            v.local = local;
-            v.localThread = localThread;
-        }
-        return v;
+        return new View(this, memory, viewReadOnly, newOrigin, newShape, newStrides);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1688,20 +1480,21 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * Changes the shape in place, reallocating through the captured handler's {@code realloc}. The
      * data is kept in C order up to the smaller size; new bytes are zero, as NumPy's
      * {@code ndarray.resize}. Every view and segment obtained before becomes invalid (access throws
-     * {@link IllegalStateException}), even when the reallocation fails.
+     * {@link IllegalStateException}), even when the reallocation fails. Only the thread the array
+     * belongs to resizes it, and afterwards it belongs to that thread again, unshared: call
+     * {@link #share()} again for other threads.
      *
      * @param newShape the new shape
      * @throws IllegalStateException      if this array does not own its memory (a view or wrapped
      *                                    memory), is read-only, is not C-contiguous, is closed, has a
      *                                    buffer export held, or a segment over it is in use by a
      *                                    native call
+     * @throws WrongThreadException       if the array belongs to another thread; nothing changes
      * @throws UnsupportedOperationException if the handler's allocator cannot reallocate (an imported
      *                                    DLPack tensor); the array keeps its old shape and contents
      * @throws IllegalArgumentException   if the new shape is invalid
-     * @throws LimitExceededException    if a limiting adaptor of the handler refused the request; the
+     * @throws LimitExceededException     if a limiting adaptor of the handler refused the request; the
      *                                    array keeps its old shape and contents
-     * @throws WrongThreadException      if the memory is {@linkplain #confined() confined} to another
-     *                                    thread and was reached through a segment; nothing changes
      * @throws OutOfNativeMemoryException if the reallocation fails; the array keeps its old shape and
      *                                    contents
      * @throws RuntimeException           whatever else the handler's allocator throws: the array keeps its
@@ -1710,10 +1503,10 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      *                                    overrun does); the array is then closed
      */
     public void resize(long... newShape) {
-        checkOpen();
         if (!ownsData()) {
+            checkLive();
             throw new IllegalStateException("resize needs an array that owns its memory; " + this
-                    + (base != null ? " is a view" : " wraps foreign memory"));
+                    + (this instanceof View ? " is a view" : " wraps foreign memory"));
         }
         if (readOnly) {
             throw new IllegalStateException("resize needs a writable array; " + this + " is read-only");
@@ -1725,111 +1518,40 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         long[] s = ArrayLayout.checkShape(newShape);
         long count = ArrayLayout.elementCount(s);
         long newBytes = ArrayLayout.byteSizeOf(dtype, s, count);
-        DataMemHandler handler = memory.handler;
-        synchronized (memory) {
-            memory.checkLive(generation, this);
-            if (memory.exports() > 0) {
-                throw new IllegalStateException("cannot resize " + this + ": " + memory.exports()
-                        + " buffer export(s) still held");
-            }
-            memory.claimResize(generation, this);   // no close, pin or access passes until reattached
-            long oldAllocated = memory.allocatedByteSize();
-            long oldBytes = byteSize();
-            // false: another thread's local segment still reaches the block, which must then stay
-            // where it is until that thread frees it; the data moves to a new block instead
-            boolean unreachable;
-            try {
-                unreachable = memory.invalidate();
-            } catch (RuntimeException e) {
-                memory.unclaimResize(generation);
-                throw e;
-            }
-            MemorySegment old = MemorySegment.ofAddress(memory.address());
-            MemorySegment moved;
-            AllocationRefusal.clear();
-            try {
-                moved = unreachable ? handler.allocator().realloc(old, oldAllocated, newBytes)
-                        : moveAside(handler.allocator(), old, oldAllocated, newBytes);
-            } catch (RuntimeException | Error e) {
-                if (unreachable && BlockReleased.by(e)) {
-                    memory.released();   // the allocator freed the block: the array is closed
-                    data = null;
-                    dropLocal();
-                    throw e;
-                }
-                memory.reattach();
-                data = null;
-                dropLocal();
-                generation = memory.generation();
-                accessGeneration = generation;
-                throw e;
-            }
-            if (moved.address() == 0) {
-                memory.reattach();
-                data = null;
-                dropLocal();
-                generation = memory.generation();
-                accessGeneration = generation;
-                throw AllocationRefusal.failure(handler, newBytes, "realloc");
-            }
-            if (!unreachable) {
-                memory.retireLocal();
-            }
-            memory.reattach(moved.address(), newBytes);
-            data = null;
-            dropLocal();
-            generation = memory.generation();
-            accessGeneration = generation;
-            dataAddress = moved.address();
-            dataByteSize = newBytes;
-            offset = 0;
-            shape = s;
-            strides = ArrayLayout.cStrides(dtype, s);
-            size = count;
-            layout();
-            if (newBytes > oldBytes && memory.traits.hostAccessible()) {
-                // Under the memory's lock: nobody can free the block meanwhile.
-                MemorySegment.ofAddress(dataAddress).reinterpret(newBytes).asSlice(oldBytes, newBytes - oldBytes)
-                        .fill((byte) 0);
-            }
+        long oldBytes = byteSize();
+        ThreadHome.mine().drain();
+        memory.resize(this, newBytes, this, next -> memory = next);   // also when it fails: views made before die
+        origin = memory.address;
+        shape = s;
+        strides = ArrayLayout.cStrides(dtype, s);
+        if (newBytes > oldBytes && memory.seg != ArrayMemory.NO_HOST) {
+            // On the owner thread, through the memory's own segment: nobody can free the block meanwhile
+            memory.seg.asSlice(origin + oldBytes, newBytes - oldBytes).fill((byte) 0);
         }
-    }
-
-    /** Forgets this thread's local segment (the owner's, on resize): the next access asks the memory again. */
-    private void dropLocal() {
-        local = null;
-        localThread = null;
-    }
-
-    /** realloc's effect without freeing the old block: a new block holding the old one's bytes, or NULL. */
-    private static MemorySegment moveAside(DataMemAllocator allocator, MemorySegment old, long oldByteSize,
-                                           long newByteSize) {
-        MemorySegment moved = allocator.malloc(newByteSize);
-        long kept = Math.min(oldByteSize, newByteSize);
-        if (moved.address() != 0 && kept > 0) {
-            MemorySegment.copy(old.reinterpret(kept), 0, moved.reinterpret(kept), 0, kept);
-        }
-        return moved;
     }
 
     /**
      * Closes the array. An owning array invalidates every segment and view over its memory and frees
-     * it through the handler captured at creation, with the byte size it allocated. A view or a
-     * wrapped array only becomes unusable itself. Idempotent.
+     * it through the handler captured at creation, with the byte size it allocated (closed from a
+     * thread it does not belong to, the block goes back once that thread is outside any access: see
+     * {@link #reclaim()}). A view only becomes unusable itself; a wrapped array and its views become
+     * unusable, the memory untouched. Idempotent.
      *
-     * @throws IllegalStateException if a buffer export of this memory is still held, or a segment
-     *                               over it is in use by a native call; the array stays open
+     * @throws IllegalStateException if a buffer export or hold of this memory is still taken, or a
+     *                               segment over it is in use by a native call; the array stays open
      * @throws WrongThreadException  if the memory is {@linkplain #confined() confined} to another
-     *                               thread and was reached through a segment; the array stays open
+     *                               thread; the array stays open
      */
     @Override
     public void close() {
-        if (ownsData()) {
-            ArrayMemory.drainRetired();
-            memory.close();
+        if (this instanceof View) {
+            memory = ArrayMemory.CLOSED;
+            return;
         }
-        closed = true;
-        accessGeneration = CLOSED_ARRAY;
+        if (memory.handler != null) {
+            ThreadHome.mine().drain();
+        }
+        memory.close(this);
         Reference.reachabilityFence(this);   // not enqueued as a leak while closing
     }
 
@@ -1855,7 +1577,7 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      * {@code device_info} come from the memory's {@link DeviceInterchange} for memory the host
      * cannot dereference, and are null for host memory (pinned, managed and USM host or shared
      * memory included). While the view is held this array's owner can be neither closed nor
-     * resized.
+     * resized. The view's segment is what {@link #segment()} gives on the calling thread.
      *
      * @param flags the request, a combination of {@link BufferFlags}
      * @return the view; release it when done
@@ -1864,44 +1586,39 @@ public final class NDArray implements AutoCloseable, BufferExporter {
      */
     @Override
     public BufferView getBuffer(int flags) {
-        if (memory.liveGenerationPlain() != accessGeneration) {
-            checkLive();   // closed, resized or foreign: says so before the request is looked at
-        }
-        // Validated (and its arrays copied for the view) before anything is pinned
+        checkLive();   // closed, resized or foreign: says so before the request is looked at
+        // Validated (and its arrays copied for the view) before anything is held
         BufferView.Builder b = bufferRequest(flags).fill();
-        MemoryTraits traits = memory.traits;
+        MemoryTraits traits = traits();
         boolean onDevice = !traits.hostAccessible();
-        // Pinned, and the segment read, under one lock: a close or resize either happened before
-        // (the pin fails) or waits for the view's release (it is refused meanwhile).
-        MemorySegment whole = retainExport(!onDevice);
+        ArrayMemory m = memory;
+        m.hold(this);   // a close or resize is refused from now until the view's release
         try {
-            b.releaseAction(this::releaseExport);
+            b.releaseAction(() -> m.release(this));
             if (onDevice) {
                 BufferDeviceHook hook = traits.hook(BufferDeviceHook.class).orElseThrow(() -> new BufferException(
                         this + " is " + traits.kind() + " memory on " + traits.device() + ", but handler '"
                         + handlerName() + "' gives no BufferDeviceHook to describe it (its backend must attach a"
                         + " DeviceInterchange that serves one to its traits)", BufferFlags.DEVICE));
-                MemorySegment block = MemorySegment.ofAddress(dataAddress);
-                DeviceInfo info = hook.deviceInfo(block, traits);
+                DeviceInfo info = hook.deviceInfo(MemorySegment.ofAddress(m.address), traits);
                 b.device(hook.bufferDeviceId(), info);
             } else {
-                b.segment(ownRange(whole));
+                b.segment(ownRange(m.userSegment(this)));
             }
             return b.build();
         } catch (RuntimeException | Error e) {
-            releaseExport();
+            m.release(this);
             throw e;
         }
     }
 
-
     /** The request checked against this array's memory, as {@link BufferRequest} does for any exporter. */
     private BufferRequest bufferRequest(int flags) {
         return BufferRequest.of(this, flags)
-                .memory(memory.traits)
+                .memory(traits())
                 .readOnly(readOnly)
                 .elements(dtype.toString(), dtype.format(), dtype.itemSize())
-                .layout(dataAddress + offset, shape, strides);
+                .layout(memory.handler == null ? memory.address + origin : origin, shape, strides);
     }
 
     /**
@@ -1915,79 +1632,112 @@ public final class NDArray implements AutoCloseable, BufferExporter {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // The export pin
+    // Holds against closing
 
     /**
-     * Runs {@code action} with this array's memory pinned: the lifecycle check that every export
-     * goes through. The pin is taken under the memory's lock, as close and resize decide under it,
-     * so either it is taken before a close or resize begins (which is then refused until
-     * {@code action} returns) or this throws and {@code action} does not run. A protocol that hands
-     * this array's address or segment to code outside the JVM reads them inside {@code action};
-     * DLPack and the USM array interface are built this way, and a third-party protocol can be too.
-     * An export that outlives the action (a consumer holding the memory) holds a {@link #pin()}
-     * instead, or a buffer view ({@link #getBuffer(int)}), whose release drops its own pin.
+     * Runs {@code action} with this array's memory held against closing: the lifecycle check that
+     * every export goes through. Either the hold is taken before a close or resize begins (which is
+     * then refused until {@code action} returns) or this throws and {@code action} does not run. A
+     * protocol that hands this array's address or segment to code outside the JVM reads them inside
+     * {@code action}; DLPack and the USM array interface are built this way, and a third-party
+     * protocol can be too. An export that outlives the action (a consumer keeping the memory) takes
+     * a {@link #hold()} instead, or a buffer view ({@link #getBuffer(int)}), whose release drops its
+     * own hold. (Not CUDA's page-locking: for that, allocate through a {@code cuda:pinned} handler.)
      *
-     * @param action what to do with the memory pinned; it may call any method of this array
-     *               except {@link #close()} and {@link #resize(long...)}, which are refused
+     * @param action what to do with the memory held; it may call any method of this array except
+     *               {@link #close()} and {@link #resize(long...)}, which are refused
      * @param <T>    what the action returns
      * @return what {@code action} returned
      * @throws NullPointerException  if {@code action} is null
      * @throws IllegalStateException if the array is closed or being closed, or is a view of an
      *                               owner resized since the view was made
      */
-    public <T> T whilePinned(Supplier<? extends T> action) {
+    public <T> T whileHeld(Supplier<? extends T> action) {
         Objects.requireNonNull(action, "action");
-        retainExport();
+        ArrayMemory m = retainExport();
         try {
             return action.get();
         } finally {
-            releaseExport();
+            m.release(this);
         }
     }
 
     /**
-     * Pins this array's memory until the returned pin is closed: the hold an export keeps while a
-     * consumer outside the JVM may read the memory (DLPack keeps one per tensor until its deleter
-     * runs, Arrow's C Data export until its release callback). The lifecycle check is
-     * {@link #whilePinned}'s: either the pin is taken before a close or resize of the memory begins
-     * (which is then refused, naming the pin, until it is closed) or this throws. The pin costs no
-     * buffer description, so it is the cheap way for a protocol that writes its own struct.
+     * The former name of {@link #whileHeld}.
      *
-     * @return the pin; close it exactly when the consumer is done (closing it again does nothing)
-     * @throws IllegalStateException if the array is closed or being closed, or is a view of an
-     *                               owner resized since the view was made
+     * @param action what to do with the memory held
+     * @param <T>    what the action returns
+     * @return what {@code action} returned
+     * @throws NullPointerException  if {@code action} is null
+     * @throws IllegalStateException as {@link #whileHeld}
+     * @deprecated "pin" reads as CUDA's page-locking, which this is not; use {@link #whileHeld}.
      */
-    public Pin pin() {
-        checkOpen();
-        Pin pin = new Pin(memory, this);
-        memory.pinExport(generation, this);
-        return pin;
+    @Deprecated(since = "0.2.0", forRemoval = true)
+    public <T> T whilePinned(Supplier<? extends T> action) {
+        return whileHeld(action);
     }
 
     /**
-     * A hold on an array's memory that keeps it from being closed or resized: see {@link #pin()}.
-     * Closing it releases the hold once, from any thread; later closes do nothing, so a consumer
-     * that calls its release twice cannot unbalance the array's count of exports.
+     * Holds this array's memory against closing until the returned hold is closed: what an export
+     * keeps while a consumer outside the JVM may read the memory (DLPack keeps one per tensor until
+     * its deleter runs, Arrow's C Data export until its release callback). The lifecycle check is
+     * {@link #whileHeld}'s: either the hold is taken before a close or resize of the memory begins
+     * (which is then refused, naming the hold, until it is closed) or this throws. It costs no
+     * buffer description, so it is the cheap way for a protocol that writes its own struct. (Not
+     * CUDA's page-locking: for that, allocate through a {@code cuda:pinned} handler.)
+     *
+     * @return the hold; close it exactly when the consumer is done (closing it again does nothing)
+     * @throws IllegalStateException if the array is closed or being closed, or is a view of an
+     *                               owner resized since the view was made
      */
-    public static final class Pin implements AutoCloseable {
+    public Hold hold() {
+        return new Hold(retainExport(), this);
+    }
 
-        private static final java.lang.invoke.VarHandle RELEASED;
+    /**
+     * The former name of {@link #hold()}.
+     *
+     * @return the hold, as a {@link Pin}
+     * @throws IllegalStateException as {@link #hold()}
+     * @deprecated "pin" reads as CUDA's page-locking, which this is not; use {@link #hold()}.
+     */
+    @Deprecated(since = "0.2.0", forRemoval = true)
+    public Pin pin() {
+        return new Pin(retainExport(), this);
+    }
+
+    /** Takes a hold on this array's memory after the lifecycle check; returns the memory it holds. */
+    private ArrayMemory retainExport() {
+        checkLive();
+        ArrayMemory m = memory;
+        m.hold(this);
+        return m;
+    }
+
+    /**
+     * A hold on an array's memory that keeps it from being closed or resized: see {@link #hold()}.
+     * Closing it releases the hold once, from any thread; later closes do nothing, so a consumer
+     * that calls its release twice cannot unbalance the array's count of holds.
+     */
+    public static sealed class Hold implements AutoCloseable permits Pin {
+
+        private static final VarHandle RELEASED;
 
         static {
             try {
-                RELEASED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Pin.class, "released", boolean.class);
+                RELEASED = MethodHandles.lookup().findVarHandle(Hold.class, "released", boolean.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
         private final ArrayMemory memory;
-        /** Held strongly: a pinned array is never collected, so its memory is never reclaimed. */
+        /** Held strongly: a held array is never collected, so its memory is never reclaimed. */
         private final NDArray array;
         @SuppressWarnings("unused") // through RELEASED
         private volatile boolean released;
 
-        private Pin(ArrayMemory memory, NDArray array) {
+        private Hold(ArrayMemory memory, NDArray array) {
             this.memory = memory;
             this.array = array;
         }
@@ -2005,55 +1755,32 @@ public final class NDArray implements AutoCloseable, BufferExporter {
         @Override
         public void close() {
             if (RELEASED.compareAndSet(this, false, true)) {
-                memory.unpinExport();
+                memory.release(array);
             }
         }
 
         @Override
         public String toString() {
-            return "NDArray.Pin[" + array.dtype + ", shape " + Arrays.toString(array.shape) + (released ? ", released" : ", held") + "]";
+            return "NDArray.Hold[" + array.dtype + ", shape " + Arrays.toString(array.shape)
+                    + (released ? ", released" : ", held") + "]";
         }
     }
 
     /**
-     * Records that a buffer export of this array's memory is held: the owner cannot be closed or
-     * resized until {@link #releaseExport()}. Checks and pins in one step, a handshake with the
-     * closes and resizes (see {@code ArrayMemory.pinExport}), so an export either pins before a
-     * close begins (the close is then refused) or fails here.
+     * The former name of {@link Hold}.
      *
-     * @throws IllegalStateException if the array {@linkplain #isClosed() is closed}
+     * @deprecated "pin" reads as CUDA's page-locking, which this is not; use {@link Hold}.
      */
-    void retainExport() {
-        checkOpen();
-        memory.pinExport(generation, this);
-    }
-
-    /**
-     * {@link #retainExport()}, and under the same lock the segment over the whole block that may go
-     * to any thread, as {@link #segment()} takes it.
-     *
-     * @param withData whether to take the segment (false for memory the host cannot access)
-     * @return the segment, or null without {@code withData}
-     * @throws IllegalStateException if the array or its memory is closed, or the memory was resized
-     * @throws WrongThreadException  if the memory is confined to another thread
-     */
-    private MemorySegment retainExport(boolean withData) {
-        checkOpen();
-        return memory.pinExport(generation, this, withData, dataAddress, dataByteSize);
-    }
-
-    /**
-     * Releases what {@link #retainExport()} recorded.
-     *
-     * @throws IllegalStateException if no export is held
-     */
-    void releaseExport() {
-        memory.unpinExport();
+    @Deprecated(since = "0.2.0", forRemoval = true)
+    public static final class Pin extends Hold {
+        private Pin(ArrayMemory memory, NDArray array) {
+            super(memory, array);
+        }
     }
 
     @Override
     public String toString() {
         return "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + ", handler " + handlerName()
-                + (ownsData() ? ", owner" : base != null ? ", view" : ", foreign") + "]";
+                + (ownsData() ? ", owner" : this instanceof View ? ", view" : ", foreign") + "]";
     }
 }

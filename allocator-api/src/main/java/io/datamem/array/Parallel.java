@@ -3,6 +3,10 @@ package io.datamem.array;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
@@ -21,6 +25,14 @@ import java.util.function.ObjLongConsumer;
  *     Parallel.forEachRow(matrix, (row, i) -> row.fill(i));
  * });
  * }</pre>
+ *
+ * <p>The loops hand arrays over too: an array belongs to the thread that created it until it is
+ * {@linkplain NDArray#share() shared}, so before the loop starts they share every array the loop
+ * body captures (the arrays a lambda uses directly, and those in an {@code NDArray[]} it uses), and
+ * {@code forEachRow} the array it walks; arrays the body creates are shared as they are created, so
+ * that the calling thread can use them after the loop. Arrays the body reaches any other way (a
+ * field of an object it captures, say) must be shared by the caller first; a worker touching one
+ * that is not gets {@link WrongThreadException} saying so.
  *
  * <p>The loops are fork/join tasks. Called from a worker of a {@link ForkJoinPool}, they run in that
  * pool; called from any other thread, in the common pool, with the calling thread taking part. The
@@ -69,7 +81,63 @@ public final class Parallel {
         int parallelism = pool != null ? pool.getParallelism() : ForkJoinPool.getCommonPoolParallelism();
         long chunk = Math.max(1, n / (4L * Math.max(1, parallelism)));
         DataMemHandler handler = DataMem.isScoped() ? DataMem.current() : null;
+        shareCaptured(body);
         new RangeTask(startInclusive, endExclusive, chunk, handler, body).invoke();
+    }
+
+    /** Bound while a loop's body runs: the arrays it creates are shared at once (see {@link NDArray#share()}). */
+    private static final ScopedValue<Boolean> SHARE_NEW = ScopedValue.newInstance();
+
+    /** The fields of a lambda class that may hold arrays its body uses. */
+    private static final ClassValue<Field[]> CAPTURES = new ClassValue<>() {
+        @Override
+        protected Field[] computeValue(Class<?> type) {
+            List<Field> fields = new ArrayList<>();
+            for (Field f : type.getDeclaredFields()) {
+                Class<?> t = f.getType();
+                if (!Modifier.isStatic(f.getModifiers()) && (t == NDArray.class || t == NDArray[].class
+                        || t == Object.class) && f.trySetAccessible()) {
+                    fields.add(f);
+                }
+            }
+            return fields.toArray(new Field[0]);
+        }
+    };
+
+    /** Whether arrays created now are to be shared: inside a loop body of this class. */
+    static boolean sharesNewArrays() {
+        return SHARE_NEW.isBound();
+    }
+
+    /**
+     * Shares the arrays {@code body} captures: the values of its fields that are arrays or array
+     * arrays (a lambda's captured variables are its fields). A body whose fields cannot be read (a
+     * class in a module not open to datamem) shares nothing; its workers then say what to share.
+     */
+    private static void shareCaptured(Object body) {
+        for (Field f : CAPTURES.get(body.getClass())) {
+            Object v;
+            try {
+                v = f.get(body);
+            } catch (IllegalAccessException e) {
+                continue;
+            }
+            if (v instanceof NDArray a) {
+                shareIfOpen(a);
+            } else if (v instanceof NDArray[] arrays) {
+                for (NDArray a : arrays) {
+                    if (a != null) {
+                        shareIfOpen(a);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void shareIfOpen(NDArray a) {
+        if (!a.isClosed() && !a.isShared() && !a.memory.isStrict() && !a.memory.isDevice()) {
+            a.share();
+        }
     }
 
     /**
@@ -95,6 +163,8 @@ public final class Parallel {
         if (array.isClosed()) {
             throw new IllegalStateException(array + " is closed");
         }
+        shareIfOpen(array);
+        shareCaptured(body);
         forRange(0, array.shape()[0], i -> body.accept(array.select(0, i), i));
     }
 
@@ -121,9 +191,9 @@ public final class Parallel {
             long n = end - start;
             if (n <= chunk) {
                 if (handler == null) {
-                    loop();
+                    ScopedValue.where(SHARE_NEW, Boolean.TRUE).run(this::loop);
                 } else {
-                    DataMem.runWith(handler, this::loop);
+                    ScopedValue.where(SHARE_NEW, Boolean.TRUE).run(() -> DataMem.runWith(handler, this::loop));
                 }
                 return;
             }

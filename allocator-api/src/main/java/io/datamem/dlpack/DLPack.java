@@ -230,9 +230,9 @@ public final class DLPack {
         // The lifecycle check and pin, before the array's address is read: the memory can be neither
         // closed nor resized until the pin is released (by the consumer's deleter, or below once a
         // copy is made or the export failed); a close that began earlier makes this throw.
-        // A shared tensor keeps this pin (NDArray.Pin), released by the deleter; a copy or a failure
+        // A shared tensor keeps this pin (NDArray.Hold), released by the deleter; a copy or a failure
         // releases it here.
-        NDArray.Pin pin = array.pin();
+        NDArray.Hold pin = array.hold();
         boolean kept = false;
         try {
             MemorySegment tensor = export(array, options, max, versioned, produced, pin);
@@ -248,7 +248,7 @@ public final class DLPack {
     /** The export proper, with the array pinned. */
 
     private static MemorySegment export(NDArray array, DLPackOptions options, DLPackVersion max, boolean versioned,
-                                        DLPackVersion produced, NDArray.Pin pin) {
+                                        DLPackVersion produced, NDArray.Hold pin) {
         long elementZero = array.address();
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(elementZero - array.byteOffset());
@@ -292,7 +292,7 @@ public final class DLPack {
             checkStrides(array, shape, strides);
         }
         synchronize(array, block, interchange, exported, options.stream(), copy);
-        NDArray.Pin view = null;
+        NDArray.Hold view = null;
         NDArray owned = null;
         try {
             if (copy) {
@@ -459,7 +459,7 @@ public final class DLPack {
 
     /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
     static MemorySegment write(NDArray shared, long sharedAddress, Device device, DLPackVersion version, boolean versioned,
-                               long flags, NDArray.Pin view, NDArray owned, long[] shape, long[] byteStrides) {
+                               long flags, NDArray.Hold view, NDArray owned, long[] shape, long[] byteStrides) {
         int ndim = shape.length;
         long item = shared.dtype().itemSize();
         long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();

@@ -31,7 +31,7 @@ final class DLPackExports {
     private static final System.Logger LOG = System.getLogger("io.datamem.dlpack.DLPack");
 
     /** An exported tensor: what keeps its data alive, and its native struct. */
-    record Export(long id, NDArray.Pin view, NDArray copy, DataMemAllocator metadataAllocator, long metadata,
+    record Export(long id, NDArray.Hold view, NDArray copy, DataMemAllocator metadataAllocator, long metadata,
                   long metadataByteSize) {
 
         void release() {
@@ -99,7 +99,7 @@ final class DLPackExports {
 
     /** Releases what a tensor in the export table held: its pin, or its copy. */
     private static void release(Object holder) {
-        if (holder instanceof NDArray.Pin pin) {
+        if (holder instanceof NDArray.Hold pin) {
             pin.close();
         } else if (holder instanceof NDArray copy) {
             copy.close();

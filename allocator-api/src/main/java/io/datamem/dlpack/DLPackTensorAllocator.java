@@ -185,6 +185,7 @@ public final class DLPackTensorAllocator implements AutoCloseable {
                     + e.getMessage());
         }
         try {
+            io.datamem.internal.ArrayInternals.nativeOnly(array);   // a close from any thread frees at once
             Device exported = DLPack.dlpackDevice(array);
             long flags = DLPack.isPaddedSubByte(dtype) ? DLPack.FLAG_IS_SUBBYTE_TYPE_PADDED : 0;
             return DLPack.write(array, array.address(), exported, DLPackVersion.CURRENT, true, flags, null, array,

@@ -129,7 +129,7 @@ public record SyclUsmArrayInterface(List<Long> shape, String typestr, List<TypeD
         Objects.requireNonNull(array, "array");
         // Pinned while the backend is asked about the block: it can be neither closed nor resized
         // meanwhile (the interface itself, like NumPy's __array_interface__, is valid while the array is).
-        return array.whilePinned(() -> describe(array));
+        return array.whileHeld(() -> describe(array));
     }
 
     private static SyclUsmArrayInterface describe(NDArray array) {

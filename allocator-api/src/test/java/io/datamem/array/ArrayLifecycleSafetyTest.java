@@ -97,7 +97,7 @@ class ArrayLifecycleSafetyTest {
                 a -> a.getBuffer(BufferFlags.SIMPLE),
                 a -> DLPack.toDLPack(a, 1),
                 a -> DLPack.toDLPack(a, 0),
-                a -> a.whilePinned(() -> fail("the action ran on an array that must refuse it")),
+                a -> a.whileHeld(() -> fail("the action ran on an array that must refuse it")),
                 NDArray::pin,
                 a -> a.reshape(-1),
                 a -> a.slice(Slice.all()),
@@ -134,10 +134,10 @@ class ArrayLifecycleSafetyTest {
     }
 
     @Test
-    void whilePinnedRefusesCloseAndResizeUntilTheActionReturns() {
+    void whileHeldRefusesCloseAndResizeUntilTheActionReturns() {
         NDArray base = zeros(8);
         NDArray view = base.reshape(2, 4);
-        long address = view.whilePinned(() -> {
+        long address = view.whileHeld(() -> {
             IllegalStateException close = assertThrows(IllegalStateException.class, base::close);
             assertTrue(close.getMessage().contains("export"), close.getMessage());
             assertThrows(IllegalStateException.class, () -> base.resize(64));
@@ -146,21 +146,21 @@ class ArrayLifecycleSafetyTest {
         });
         assertEquals(base.address(), address);
         RuntimeException thrown = new RuntimeException("from the action");
-        assertEquals(thrown, assertThrows(RuntimeException.class, () -> base.whilePinned(() -> {
+        assertEquals(thrown, assertThrows(RuntimeException.class, () -> base.whileHeld(() -> {
             throw thrown;
         })));
         base.resize(64);                           // both pins were released, the throwing one too
         base.close();
-        assertThrows(NullPointerException.class, () -> base.whilePinned(null));
-        assertThrows(IllegalStateException.class, () -> base.whilePinned(() -> 1));
+        assertThrows(NullPointerException.class, () -> base.whileHeld(null));
+        assertThrows(IllegalStateException.class, () -> base.whileHeld(() -> 1));
     }
 
     @Test
     void aPinHoldsTheMemoryAndTheArrayUntilItIsClosedOnce() {
         NDArray base = zeros(8);
         NDArray view = base.reshape(2, 4);
-        NDArray.Pin first = view.pin();
-        NDArray.Pin second = base.pin();
+        NDArray.Hold first = view.hold();
+        NDArray.Hold second = base.hold();
         exported.put(base.address(), 2);
         assertFalse(first.isReleased());
         IllegalStateException close = assertThrows(IllegalStateException.class, base::close);
@@ -182,7 +182,7 @@ class ArrayLifecycleSafetyTest {
 
     @Test
     void aPinnedArrayDroppedByJavaKeepsItsMemory() throws Exception {
-        NDArray.Pin pin = zeros(1024).pin();       // the array itself is unreachable but through the pin
+        NDArray.Hold pin = zeros(1024).hold();       // the array itself is unreachable but through the pin
         for (int i = 0; i < 5; i++) {
             System.gc();
             Thread.sleep(10);
@@ -279,7 +279,7 @@ class ArrayLifecycleSafetyTest {
     private Object exportOrRefusal(NDArray view, int kind, long block) {
         try {
             Object handedOut = kind == 0 ? DLPack.toDLPack(view, 1)
-                    : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.pin();
+                    : kind == 1 ? view.getBuffer(BufferFlags.FULL_RO) : view.hold();
             exported.merge(block, 1, Integer::sum);
             return handedOut;
         } catch (IllegalStateException e) {
@@ -295,12 +295,18 @@ class ArrayLifecycleSafetyTest {
      */
     private Object[] race(ExecutorService pool, NDArray view, int kind, long block, Runnable rival)
             throws Exception {
+        return race(pool, view, kind, block, rival, false);
+    }
+
+    /** As above; with {@code rivalHere}, the rival runs on the calling thread (an owner-only operation). */
+    private Object[] race(ExecutorService pool, NDArray view, int kind, long block, Runnable rival, boolean rivalHere)
+            throws Exception {
         AtomicInteger arrived = new AtomicInteger();
         Future<Object> export = pool.submit(() -> {
             startTogether(arrived);
             return exportOrRefusal(view, kind, block);
         });
-        Future<Object> other = pool.submit(() -> {
+        java.util.concurrent.Callable<Object> other = () -> {
             startTogether(arrived);
             try {
                 rival.run();
@@ -308,15 +314,16 @@ class ArrayLifecycleSafetyTest {
             } catch (IllegalStateException e) {
                 return e;
             }
-        });
-        return new Object[] {export.get(), other.get()};
+        };
+        Object otherResult = rivalHere ? other.call() : pool.submit(other).get();
+        return new Object[] {export.get(), otherResult};
     }
 
     /** Releases what {@link #exportOrRefusal} handed out. */
     private static void releaseExport(Object handedOut) {
         if (handedOut instanceof BufferView v) {
             v.release();
-        } else if (handedOut instanceof NDArray.Pin pin) {
+        } else if (handedOut instanceof NDArray.Hold pin) {
             pin.close();
         } else {
             DLPack.release((MemorySegment) handedOut, true);
@@ -395,7 +402,7 @@ class ArrayLifecycleSafetyTest {
                 NDArray view = base.reshape(4, 4);
                 int kind = round % 3;                 // DLPack, a buffer view, a bare pin
                 long block = base.address();
-                Object[] results = race(pool, view, kind, block, () -> base.resize(32));
+                Object[] results = race(pool, view, kind, block, () -> base.resize(32), true);
                 Object exportResult = results[0];
                 Object resizeResult = results[1];
                 if (exportResult instanceof IllegalStateException e) {

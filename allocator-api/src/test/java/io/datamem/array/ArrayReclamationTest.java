@@ -120,7 +120,7 @@ class ArrayReclamationTest {
     }
 
     /**
-     * The registry copies its array into a fresh one every {@link ArrayMemory.Registry#REFRESH_ADDS}
+     * The registry copies its array into a fresh one every {@link ThreadHome#REFRESH_ADDS}
      * adds (to keep the collector's card-marking barrier off the hot path): owners registered before
      * the copies stay registered through them, and are still found and freed when leaked.
      */
@@ -131,17 +131,17 @@ class ArrayReclamationTest {
         long leaksBefore = NDArray.leakCount();
         AtomicReference<String> failure = new AtomicReference<>();
         Thread t = Thread.ofPlatform().start(() -> DataMem.runWith(h, () -> {
-            int before = ArrayMemory.Registry.mine().size();
+            int before = ThreadHome.mine().size();
             List<NDArray> open = new ArrayList<>();
             for (int i = 0; i < 30; i++) {
                 open.add(NDArray.empty(DType.FLOAT64, 4));
             }
-            for (int i = 0; i < 3 * ArrayMemory.Registry.REFRESH_ADDS + 5; i++) {
+            for (int i = 0; i < 3 * ThreadHome.REFRESH_ADDS + 5; i++) {
                 try (NDArray x = NDArray.empty(DType.FLOAT64, 2)) {
                     x.setDouble(i, 0);
                 }
             }
-            int held = ArrayMemory.Registry.mine().size() - before;
+            int held = ThreadHome.mine().size() - before;
             if (held != 30) {
                 failure.set("the registry holds " + held + " owners after the copies, not the 30 open ones");
             }
@@ -160,7 +160,7 @@ class ArrayReclamationTest {
     void arraysClosedByAnotherThreadLeaveTheCreatorsRegistry() throws Exception {
         ExactlyOnce a = new ExactlyOnce();
         DataMemHandler h = DataMemHandler.of("reclaim-closed-elsewhere", a);
-        int registeredBefore = ArrayMemory.Registry.mine().size();
+        int registeredBefore = ThreadHome.mine().size();
         for (int round = 0; round < 50; round++) {
             List<NDArray> made = new ArrayList<>();
             DataMem.runWith(h, () -> {
@@ -173,8 +173,8 @@ class ArrayReclamationTest {
         }
         DataMem.runWith(h, () -> NDArray.empty(DType.FLOAT64, 2).close());
         // Entries closed elsewhere are swept before the registry grows: it stays near one round's size
-        assertTrue(ArrayMemory.Registry.mine().size() - registeredBefore <= 200,
-                "registry holds " + ArrayMemory.Registry.mine().size());
+        assertTrue(ThreadHome.mine().size() - registeredBefore <= 200,
+                "registry holds " + ThreadHome.mine().size());
         assertEquals(Set.of(), a.live, "every block was freed by its close");
         assertEquals(List.of(), a.violations);
     }

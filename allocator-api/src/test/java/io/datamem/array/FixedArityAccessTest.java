@@ -147,7 +147,9 @@ class FixedArityAccessTest {
             assertThrows(IndexOutOfBoundsException.class, () -> middle.getDouble(0, 2));
             middle.setDouble(-1, 2, 1);
             assertEquals(-1, m.getDouble(2, 2));
-            // Another thread after this one's local segment: the access retries on the shared one
+            // Another thread, once the arrays are shared
+            v.share();
+            m.share();
             Thread other = Thread.ofPlatform().start(() -> {
                 v.setDouble(42, 11);
                 m.setDouble(43, 2, 3);

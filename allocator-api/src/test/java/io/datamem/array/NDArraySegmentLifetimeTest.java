@@ -148,7 +148,7 @@ class NDArraySegmentLifetimeTest {
         ExecutorService exec = Executors.newFixedThreadPool(2);
         try {
             for (int round = 0; round < 200; round++) {
-                NDArray a = zeros(DType.INT64, 64);
+                NDArray a = zeros(DType.INT64, 64).share();
                 NDArray v = a.reshape(8, 8);
                 CountDownLatch go = new CountDownLatch(1);
                 List<Future<?>> fs = new ArrayList<>();
