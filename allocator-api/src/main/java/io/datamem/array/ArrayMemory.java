@@ -17,31 +17,37 @@ import java.util.function.Consumer;
  * The memory behind an owning array and its views, and the one owner of its lifecycle: share,
  * hold (exports), close, resize and the leak action all go through here.
  *
- * <p>Element access reads {@link #seg}, a segment over the whole address space (or, for memory
- * datamem does not own, the caller's segment), and lets the JDK's check on it decide:
+ * <p>Element access reads two fields, in plain mode, and lets the JDK's check on the segment it
+ * picks decide:
  * <ul>
- *   <li>while the memory belongs to the thread that created it, {@code seg} is that thread's
- *       {@linkplain ThreadHome#segment home segment}: confined to it, never closed. Another thread
- *       gets {@link WrongThreadException} from the JDK's check; the owner closes or resizes without
- *       synchronising with anyone, since it cannot be inside one of its own accesses meanwhile;</li>
- *   <li>once {@linkplain #share shared}, {@code seg} is over a shared arena of this memory alone,
+ *   <li>on the thread that created the memory, {@link #owner}, it goes through {@link #ALL}, a
+ *       segment over the whole address space that is never closed. That thread closes or resizes
+ *       without synchronising with anyone: it cannot be inside one of its own accesses meanwhile.
+ *       A close clears {@link #owner}, so its next access goes through {@link #seg}, and fails;</li>
+ *   <li>on any other thread it goes through {@link #seg}: {@link #NOT_SHARED} (a segment whose scope
+ *       is closed: the access throws, reported as the memory's belonging to its owner) until the
+ *       memory is {@linkplain #share shared}, then a segment of a shared arena of this memory alone,
  *       which a close or resize closes first: the JDK then synchronises with every thread (a
  *       handshake of tens of microseconds), so that no access through it is in progress when the
  *       block goes back;</li>
- *   <li>once closed, {@code seg} is {@link #DEAD} (or {@link #CLOSING} while a close decides):
- *       segments whose scope is closed, so that every access throws {@link IllegalStateException},
- *       on any thread.</li>
+ *   <li>once closed, {@link #seg} is {@link #DEAD} (or {@link #CLOSING} while a close decides, or
+ *       {@link #MOVED} after a resize), so that every access throws, on any thread.</li>
  * </ul>
- * The accessors read {@code seg} in plain mode and only ever throw when the check fails: no path of
- * theirs returns after changing anything, so the compiler keeps every load of theirs out of the
- * user's loops whatever else the process did (see docs/decisions.md). A close or resize from
- * another thread than the owner cannot know whether the owner is inside an access that passed its
- * check before (through its home segment, perhaps from before the memory was shared): the block is
- * then <em>retired</em> to the owner, which frees it the next time it creates or closes an array.
+ * Every segment the accessors may see is of a shared-kind or global session (never a confined one),
+ * so the JDK's own check takes one path whatever the memory's state: the compiler's speculation on
+ * it holds through every change (a confined home segment replaced by a shared one once cost a
+ * matrix multiply compiled before the change 4x, by the failed loop predicates it left).
+ *
+ * <p>The accessors never do anything but read these fields and throw when the check fails: no path
+ * of theirs returns after changing anything, so the compiler keeps their loads out of the user's
+ * loops whatever else the process did (see docs/decisions.md). A close or resize from another thread
+ * than the owner cannot know whether the owner is inside an access that passed its check before: the
+ * block is then <em>retired</em> to the owner, which frees it the next time it creates or closes an
+ * array, or as soon as it is seen waiting ({@link ThreadHome#retire}).
  *
  * <p>State changes are compare-and-sets of {@code seg} ({@link #SEG}); what only some arrays need
- * (holds, the arenas of shared memory and of {@code segment()}, strict confinement) lives in an
- * {@link Extras} made on first need and changed under its lock.
+ * (holds, the arenas of shared memory and of a confined array's {@code segment()}, strict
+ * confinement) lives in an {@link Extras} made on first need and changed under its lock.
  *
  * <p>It is also the phantom reference that frees a leaked array: cleared by a close, or enqueued
  * when the owning array became unreachable unclosed (a leak, counted and logged), then run by the
@@ -52,6 +58,10 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     static final AtomicLong LEAKS = new AtomicLong();
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
 
+    /** What the owner thread's accesses go through: the whole address space, in the global scope. */
+    static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    /** {@link #seg} of live memory not shared yet: other threads' accesses fail on it. */
+    static final MemorySegment NOT_SHARED = deadSegment();
     /** {@link #seg} once closed: a segment whose (shared) scope is closed, so any access on any thread throws. */
     static final MemorySegment DEAD = deadSegment();
     /** {@link #seg} once a resize moved the arrays to a new memory: closed, but reported as resized. */
@@ -62,7 +72,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     static final MemorySegment NO_HOST = deadSegment();
 
     /** The memory of a closed view or wrapped array: nothing to free, every access fails. */
-    static final ArrayMemory CLOSED = new ArrayMemory(null, null, DEAD, 0, 0);
+    static final ArrayMemory CLOSED = new ArrayMemory(null, null, null, DEAD, 0, 0);
 
     private static final VarHandle SEG;
     private static final VarHandle EXTRAS;
@@ -78,6 +88,12 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     }
 
     final DataMemHandler handler;   // null: memory datamem does not own (never freed here), and CLOSED
+    /**
+     * The thread whose accesses go through {@link #ALL}: the creating one while the memory is open;
+     * null for memory datamem does not own, memory Java does not reach, memory shared from birth,
+     * and once closed. Read plainly by the accessors; written by the owner (and by a close).
+     */
+    Thread owner;
     /** See the class comment: read plainly by the accessors, changed by compare-and-set. */
     MemorySegment seg;
     @SuppressWarnings("unused") // through EXTRAS
@@ -88,8 +104,6 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     /** What only some memories need; guarded by its own lock. */
     private static final class Extras {
         int holds;
-        /** The owner's home, recorded when the memory is shared (its segment no longer says). */
-        ThreadHome home;
         Arena sharedArena;
         MemorySegment sharedSeg;
         /** The arena of {@code segment()} on the owner thread of unshared memory: confined to it. */
@@ -101,9 +115,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         MemoryTraits traits;
     }
 
-    private ArrayMemory(NDArray owner, DataMemHandler handler, MemorySegment seg, long address, long byteSize) {
-        super(owner, owner == null ? null : ThreadHome.Reaper.QUEUE);
+    private ArrayMemory(NDArray array, DataMemHandler handler, Thread owner, MemorySegment seg, long address,
+                        long byteSize) {
+        super(array, array == null ? null : ThreadHome.Reaper.QUEUE);
         this.handler = handler;
+        this.owner = owner;
         this.seg = seg;
         this.address = address;
         this.byteSize = byteSize;
@@ -113,16 +129,17 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      * Memory allocated through a handler, owned by datamem, belonging to the calling thread: its
      * phantom reference to {@code owner} is registered there.
      */
-    static ArrayMemory owned(NDArray owner, DataMemHandler handler, long address, long byteSize, boolean hostAccessible,
+    static ArrayMemory owned(NDArray array, DataMemHandler handler, long address, long byteSize, boolean hostAccessible,
                              ThreadHome home) {
-        ArrayMemory m = new ArrayMemory(owner, handler, hostAccessible ? home.segment : NO_HOST, address, byteSize);
+        ArrayMemory m = new ArrayMemory(array, handler, hostAccessible ? home.thread : null,
+                hostAccessible ? NOT_SHARED : NO_HOST, address, byteSize);
         home.register(m);
         return m;
     }
 
     /** Memory that belongs to someone else: {@code segment} keeps its own scope. */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, null, segment, segment.address(), segment.byteSize());
+        ArrayMemory m = new ArrayMemory(null, null, null, segment, segment.address(), segment.byteSize());
         m.extras().traits = traits;
         return m;
     }
@@ -157,7 +174,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Whether a live state: not closing, closed, or a foreign segment whose scope ended. */
     private static boolean live(MemorySegment s) {
-        return s != DEAD && s != CLOSING && s != MOVED && (s == NO_HOST || s.scope().isAlive());
+        return s != DEAD && s != CLOSING && s != MOVED && (s == NOT_SHARED || s == NO_HOST || s.scope().isAlive());
     }
 
     /** Whether arrays may still reach this memory (waits for a close that is deciding). */
@@ -185,14 +202,17 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Whether belonging to a thread, not yet shared (device and foreign memory: false). */
     boolean isConfined() {
-        return ThreadHome.isHomeSegment(seg);
+        return seg == NOT_SHARED;
     }
 
-    /** The thread the memory belongs to, or null (shared, device, foreign, closed). */
+    /** Whether other threads' accesses fail for want of a {@link #share}. */
+    boolean isNotShared() {
+        return seg == NOT_SHARED;
+    }
+
+    /** The thread the memory belongs to, or null (device, foreign, shared from birth, closed). */
     Thread ownerThread() {
-        MemorySegment s = seg;
-        ThreadHome h = ThreadHome.isHomeSegment(s) ? ThreadHome.of(s) : null;
-        return h == null ? null : h.thread;
+        return owner;
     }
 
     /** The traits of the block: asked of the allocator (owned memory), or given (foreign). */
@@ -281,11 +301,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         if (s == NO_HOST) {
             return;   // device memory: Java never reached it
         }
-        if (!ThreadHome.isHomeSegment(s) || ThreadHome.of(s).thread != Thread.currentThread() || extras != null
-                || !SEG.compareAndSet(this, s, NO_HOST)) {
+        if (s != NOT_SHARED || owner != Thread.currentThread() || extras != null || !SEG.compareAndSet(this, s, NO_HOST)) {
             throw new IllegalStateException("only a new, untouched array of the calling thread can be given to native"
                     + " code only");
         }
+        owner = null;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -299,6 +319,14 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      * @throws IllegalStateException if closed, or strictly confined ({@code confined()})
      */
     void share(Object who) {
+        share(who, false);
+    }
+
+    /**
+     * {@link #share(Object)}; {@code atBirth}: by the array's creation, before any code could reach
+     * the memory through {@link #ALL}, which then no thread does (closes free at once).
+     */
+    void share(Object who, boolean atBirth) {
         if (handler == null || seg == NO_HOST) {
             checkLive(who);
             return;
@@ -316,15 +344,17 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                 }
                 checkLive(s, who);
                 if (e.strict) {
-                    throw new IllegalStateException(who + " is confined to thread '" + ThreadHome.of(s).thread.getName()
+                    throw new IllegalStateException(who + " is confined to thread '" + owner.getName()
                             + "' (confined()): it cannot be shared");
                 }
                 Arena a = Arena.ofShared();
                 MemorySegment shared = MemorySegment.NULL.reinterpret(Long.MAX_VALUE, a, null);
-                e.home = ThreadHome.of(s);
                 e.sharedArena = a;
                 e.sharedSeg = shared;
                 if (SEG.compareAndSet(this, s, shared)) {
+                    if (atBirth) {
+                        owner = null;
+                    }
                     return;
                 }
                 e.sharedArena = null;   // a close claimed it meanwhile: look again
@@ -362,7 +392,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                 throw new IllegalStateException(who + " wraps memory datamem does not own; its segment keeps the"
                         + " scope it was given");
             }
-            if (s == e.sharedSeg || !ThreadHome.isHomeSegment(s) || ThreadHome.of(s).thread != Thread.currentThread()) {
+            if (s != NOT_SHARED || owner != Thread.currentThread()) {
                 throw new IllegalStateException(who + (s == e.sharedSeg ? " is shared already" : " belongs to another"
                         + " thread") + "; confined() confines an unshared array to the thread that created it");
             }
@@ -411,9 +441,9 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                     return s.asSlice(address, byteSize);
                 }
                 if (e.strict) {
-                    ThreadHome home = ThreadHome.of(s);
-                    if (home.thread != Thread.currentThread()) {
-                        throw new WrongThreadException(who + " is confined to thread '" + home.thread.getName()
+                    Thread o = owner;
+                    if (o != Thread.currentThread()) {
+                        throw new WrongThreadException(who + " is confined to thread '" + (o == null ? "?" : o.getName())
                                 + "' (confined()): only that thread may reach its memory");
                     }
                     if (e.userArena == null) {
@@ -484,7 +514,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     // Close, resize, leak
 
     /** What a claim found: the live state it replaced, and the user arena it leaves to the owner. */
-    private record Claim(MemorySegment was, ThreadHome owner, boolean ownerHere, Arena ownersArena) {
+    private record Claim(MemorySegment was, Thread owner, boolean ownerHere, Arena ownersArena) {
     }
 
     /**
@@ -507,9 +537,9 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                 continue;
             }
             Extras e = extras;
-            ThreadHome owner = e != null && s == e.sharedSeg ? e.home : ThreadHome.isHomeSegment(s) ? ThreadHome.of(s) : null;
+            Thread owner = this.owner;
             Thread me = Thread.currentThread();
-            boolean ownerHere = owner == null || owner.thread == me || !owner.thread.isAlive();
+            boolean ownerHere = owner == null || owner == me || !owner.isAlive();
             Arena ownersArena = null;
             if (e != null) {
                 try {
@@ -521,13 +551,13 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                         }
                         if (e.strict && !ownerHere) {
                             throw new WrongThreadException("cannot " + what + " " + who + ": it is confined to thread '"
-                                    + owner.thread.getName() + "' (confined()), which alone may " + what + " it");
+                                    + owner.getName() + "' (confined()), which alone may " + what + " it");
                         }
                         if (s == e.sharedSeg && e.sharedArena.scope().isAlive()) {
                             e.sharedArena.close();   // the handshake: may throw if a native call holds it
                         }
                         if (e.userArena != null && e.userArena.scope().isAlive()) {
-                            if (owner != null && owner.thread == me) {
+                            if (owner == me) {
                                 e.userArena.close();
                             } else {
                                 ownersArena = e.userArena;
@@ -546,14 +576,16 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     /** After a claim: the block goes back now (owner here) or to the owner, and the memory is closed. */
     private void finish(Claim c) {
         clear();
+        owner = null;   // the owner's next access goes through seg, and fails
         SEG.setRelease(this, DEAD);
         if (handler == null) {
             return;
         }
-        if (c.ownerHere()) {
+        ThreadHome home = c.ownerHere() ? null : ThreadHome.of(c.owner());
+        if (home == null) {
             handler.allocator().free(MemorySegment.ofAddress(address), byteSize);
         } else {
-            c.owner().retire(new ThreadHome.Retired(handler, address, byteSize, c.ownersArena()));
+            home.retire(new ThreadHome.Retired(handler, address, byteSize, c.ownersArena()));
         }
     }
 
@@ -586,15 +618,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      *                               it: {@link BlockReleased}; then nothing is installed, the array is closed)
      * @throws io.datamem.AllocationException if the allocator refused
      */
-    void resize(NDArray owner, long newByteSize, Object who, Consumer<ArrayMemory> install) {
-        MemorySegment s = awaitDecided();
-        ThreadHome home = ThreadHome.isHomeSegment(s) ? ThreadHome.of(s) : null;
-        Extras e0 = extras;
-        if (e0 != null && s == e0.sharedSeg) {
-            home = e0.home;
-        }
-        if (home != null && home.thread != Thread.currentThread() && home.thread.isAlive()) {
-            throw new WrongThreadException("cannot resize " + who + ": it belongs to thread '" + home.thread.getName()
+    void resize(NDArray array, long newByteSize, Object who, Consumer<ArrayMemory> install) {
+        awaitDecided();
+        Thread o = owner;
+        if (o != null && o != Thread.currentThread() && o.isAlive()) {
+            throw new WrongThreadException("cannot resize " + who + ": it belongs to thread '" + o.getName()
                     + "', which alone may resize it");
         }
         Claim c = claim("resize", who);
@@ -613,27 +641,30 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         } catch (RuntimeException | Error x) {
             if (BlockReleased.by(x)) {
                 clear();
+                owner = null;
                 SEG.setRelease(this, DEAD);   // the allocator freed the block: closed
                 throw x;
             }
-            install.accept(successor(owner, c, address, byteSize));
+            install.accept(successor(array, c, address, byteSize));
             throw x;
         }
         if (moved.address() == 0) {
-            install.accept(successor(owner, c, address, byteSize));
+            install.accept(successor(array, c, address, byteSize));
             throw AllocationRefusal.failure(handler, newByteSize, "realloc");
         }
-        install.accept(successor(owner, c, moved.address(), newByteSize));
+        install.accept(successor(array, c, moved.address(), newByteSize));
     }
 
     /** The memory that replaces this claimed one over {@code [newAddress, + newByteSize)}; this one is closed. */
-    private ArrayMemory successor(NDArray owner, Claim c, long newAddress, long newByteSize) {
+    private ArrayMemory successor(NDArray array, Claim c, long newAddress, long newByteSize) {
         ThreadHome home = ThreadHome.mine();
         Extras e = extras;
-        ArrayMemory next = new ArrayMemory(owner, handler, c.was() == NO_HOST ? NO_HOST : home.segment, newAddress,
-                newByteSize);
+        boolean host = c.was() != NO_HOST;
+        ArrayMemory next = new ArrayMemory(array, handler, host ? home.thread : null, host ? NOT_SHARED : NO_HOST,
+                newAddress, newByteSize);
         home.register(next);
         clear();
+        this.owner = null;   // views made before go through seg, and fail
         SEG.setRelease(this, MOVED);
         if (e != null && e.strict) {
             next.extras().strict = true;

@@ -98,6 +98,14 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
     /** Where element [0, ..., 0] is in {@code memory.seg}'s coordinates: the address, or (wrapped) the offset. */
     long origin;
     final boolean readOnly;
+    // The 1- and 2-axis accessors' layout as fields (see layout()): loads of fields, unlike loads of
+    // array elements, leave loops in every compilation, on-stack replacement included (a matrix
+    // multiply over shape[] and strides[] ran 3x slower in a method's first, OSR-compiled, run)
+    private byte nd;
+    private long d0;
+    private long d1;
+    private long s0;
+    private long s1;
 
     /** An array over {@code memory} (a view, or a wrapped segment). */
     private NDArray(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape, long[] strides) {
@@ -107,6 +115,17 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         this.origin = origin;
         this.shape = shape;
         this.strides = strides;
+        layout();
+    }
+
+    /** Copies the first two axes of {@link #shape} and {@link #strides} into the accessors' fields. */
+    private void layout() {
+        int n = shape.length;
+        nd = (byte) n;
+        d0 = n > 0 ? shape[0] : 0;
+        d1 = n > 1 ? shape[1] : 0;
+        s0 = n > 0 ? strides[0] : 0;
+        s1 = n > 1 ? strides[1] : 0;
     }
 
     /**
@@ -120,6 +139,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         this.origin = address + byteOffset;
         this.shape = shape;
         this.strides = strides;
+        layout();
         this.memory = ArrayMemory.owned(this, handler, address, allocatedByteSize, hostAccessible, home);
     }
 
@@ -202,7 +222,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
             throw e;
         }
         if (Parallel.sharesNewArrays()) {
-            array.share();
+            array.memory.share(array, true);
         }
         if (HandlerTrace.ENABLED) {
             HandlerTrace.created(handler, dtype, s);
@@ -639,12 +659,11 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
      */
     MemorySegment hostData() {
         ArrayMemory m = memory;
-        MemorySegment s = m.seg;
-        if (s == ArrayMemory.NO_HOST) {
+        if (m.seg == ArrayMemory.NO_HOST) {
             throw onDevice();
         }
-        m.checkLive(this);
-        return s;
+        checkLive();
+        return access();
     }
 
     private MemorySegment writableData() {
@@ -665,9 +684,10 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
     // path that repairs and returns would make every loop reload everything: docs/decisions.md).
 
     /**
-     * {@code index * stride}, written so that the compiler sees a constant scale for the common
-     * stride of 8 bytes: a loop over such an array then compiles as a loop over a segment does
-     * (unrolled and vectorised), the other strides on a copy of the loop.
+     * {@code index * stride} for the last axis, written so that the compiler sees a constant scale
+     * for the common stride of 8 bytes: a loop along such an axis then compiles as a loop over a
+     * segment does (unrolled and vectorised), the other strides on a copy of the loop. (On the
+     * other axes it would only add a test per access: a multiply is as fast there.)
      */
     private static long scaled(long index, long stride) {
         return stride == Long.BYTES ? index * Long.BYTES : index * stride;
@@ -675,32 +695,29 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
 
     /** The offset of element {@code [i]} of a 1-axis array. */
     private long at1(long i) {
-        long[] sh = shape;
-        if (sh.length != 1) {
+        if (nd != 1) {
             throw badIndex(i);
         }
         try {
-            Objects.checkIndex(i, sh[0]);
+            Objects.checkIndex(i, d0);
         } catch (IndexOutOfBoundsException e) {
             throw badIndex(i);
         }
-        return origin + scaled(i, strides[0]);
+        return origin + scaled(i, s0);
     }
 
     /** The offset of element {@code [i, j]} of a 2-axis array. */
     private long at2(long i, long j) {
-        long[] sh = shape;
-        if (sh.length != 2) {
+        if (nd != 2) {
             throw badIndex(i, j);
         }
         try {
-            Objects.checkIndex(i, sh[0]);
-            Objects.checkIndex(j, sh[1]);
+            Objects.checkIndex(i, d0);
+            Objects.checkIndex(j, d1);
         } catch (IndexOutOfBoundsException e) {
             throw badIndex(i, j);
         }
-        long[] st = strides;
-        return origin + scaled(i, st[0]) + scaled(j, st[1]);
+        return origin + i * s0 + scaled(j, s1);
     }
 
     /** The offset of the element at {@code index}, one index per axis. */
@@ -714,9 +731,18 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         throw new AssertionError("index " + Arrays.toString(index) + " is within shape " + Arrays.toString(shape));
     }
 
+    /**
+     * The segment this thread's accesses go through (see {@link ArrayMemory}): two plain loads and a
+     * comparison, all of which stay out of loops.
+     */
+    private MemorySegment access() {
+        ArrayMemory m = memory;
+        return m.owner == Thread.currentThread() ? ArrayMemory.ALL : m.seg;
+    }
+
     private double readDouble(long off) {
         try {
-            return ElementCodec.readDouble(dtype, memory.seg, off);
+            return ElementCodec.readDouble(dtype, access(), off);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -727,7 +753,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
             throw readOnly();
         }
         try {
-            ElementCodec.writeDouble(dtype, memory.seg, off, value);
+            ElementCodec.writeDouble(dtype, access(), off, value);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -735,7 +761,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
 
     private long readLong(long off) {
         try {
-            return ElementCodec.readLong(dtype, memory.seg, off);
+            return ElementCodec.readLong(dtype, access(), off);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -746,7 +772,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
             throw readOnly();
         }
         try {
-            ElementCodec.writeLong(dtype, memory.seg, off, value);
+            ElementCodec.writeLong(dtype, access(), off, value);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -974,7 +1000,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
     public boolean getBoolean(long... index) {
         long off = atN(index);
         try {
-            return ElementCodec.readBoolean(dtype, memory.seg, off);
+            return ElementCodec.readBoolean(dtype, access(), off);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -1011,7 +1037,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
     public double[] getComplex(long... index) {
         long off = atN(index);
         try {
-            return ElementCodec.readAsComplex(dtype, memory.seg, off);
+            return ElementCodec.readAsComplex(dtype, access(), off);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -1037,7 +1063,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
             throw readOnly();
         }
         try {
-            ElementCodec.writeAsComplex(dtype, memory.seg, off, real, imaginary);
+            ElementCodec.writeAsComplex(dtype, access(), off, real, imaginary);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
         }
@@ -1061,7 +1087,7 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
             closed.initCause(e);
             return closed;
         }
-        if (e instanceof WrongThreadException) {
+        if (m.isNotShared()) {
             Thread owner = m.ownerThread();
             return new WrongThreadException(this + " belongs to thread '" + (owner == null ? "?" : owner.getName())
                     + "', which created it; call share() on it (once, from any thread) before other threads read or"
@@ -1524,9 +1550,10 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         origin = memory.address;
         shape = s;
         strides = ArrayLayout.cStrides(dtype, s);
+        layout();
         if (newBytes > oldBytes && memory.seg != ArrayMemory.NO_HOST) {
-            // On the owner thread, through the memory's own segment: nobody can free the block meanwhile
-            memory.seg.asSlice(origin + oldBytes, newBytes - oldBytes).fill((byte) 0);
+            // On the owner thread: nobody can free the block meanwhile
+            access().asSlice(origin + oldBytes, newBytes - oldBytes).fill((byte) 0);
         }
     }
 

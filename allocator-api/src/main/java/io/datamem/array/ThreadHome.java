@@ -14,11 +14,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * What one thread keeps for the arrays it creates, made on its first array:
  * <ul>
- *   <li>its <em>home segment</em>: a segment over the whole address space in an arena confined to
- *       the thread, which its arrays reach their elements through until they are shared. The JDK's
- *       own confinement check (a load and a comparison, which the compiler moves out of loops) is
- *       what refuses other threads; the arena is never closed, so no array of the thread ever
- *       needs a new segment while it lives;</li>
  *   <li>the registry that keeps its open arrays' phantom references reachable (see
  *       {@link #register});</li>
  *   <li>the blocks other threads closed (or the reaper found leaked) while this thread, through its
@@ -32,8 +27,8 @@ final class ThreadHome {
     private static final System.Logger LOG = System.getLogger("io.datamem.array.NDArray");
 
     private static final ThreadLocal<ThreadHome> MINE = ThreadLocal.withInitial(ThreadHome::new);
-    /** Every home whose thread may still have open arrays or retired blocks, by its home segment's scope. */
-    private static final ConcurrentHashMap<MemorySegment.Scope, ThreadHome> BY_SCOPE = new ConcurrentHashMap<>();
+    /** Every home whose thread may still have open arrays or retired blocks, by thread. */
+    private static final ConcurrentHashMap<Thread, ThreadHome> BY_THREAD = new ConcurrentHashMap<>();
     /** Blocks retired to all homes and not yet freed. */
     private static final AtomicInteger RETIRED_COUNT = new AtomicInteger();
 
@@ -46,8 +41,6 @@ final class ThreadHome {
     static final int REFRESH_ADDS = 1 << 12;
 
     final Thread thread;
-    /** Over the whole address space, in an arena confined to {@link #thread}: see the class comment. */
-    final MemorySegment segment;
     private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
 
     // The registry: written by the owning thread only (the reaper once it ended).
@@ -61,8 +54,7 @@ final class ThreadHome {
 
     private ThreadHome() {
         this.thread = Thread.currentThread();
-        this.segment = MemorySegment.NULL.reinterpret(Long.MAX_VALUE, Arena.ofConfined(), null);
-        BY_SCOPE.put(segment.scope(), this);
+        BY_THREAD.put(thread, this);
         Reaper.ensureStarted();
     }
 
@@ -71,18 +63,9 @@ final class ThreadHome {
         return MINE.get();
     }
 
-    /**
-     * The home whose home segment {@code s} is, or null if {@code s} is none.
-     *
-     * @param s a segment an array's memory holds
-     */
-    static ThreadHome of(MemorySegment s) {
-        return BY_SCOPE.get(s.scope());
-    }
-
-    /** Whether {@code s} is some thread's home segment. */
-    static boolean isHomeSegment(MemorySegment s) {
-        return s.byteSize() == Long.MAX_VALUE && s.address() == 0 && BY_SCOPE.containsKey(s.scope());
+    /** The home of {@code t}, or null if it has none any more (it ended, and nothing waits for it). */
+    static ThreadHome of(Thread t) {
+        return BY_THREAD.get(t);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -133,7 +116,7 @@ final class ThreadHome {
     /** How many open owners all registries hold (tests; racy for live threads). */
     static int registered() {
         int n = 0;
-        for (ThreadHome h : BY_SCOPE.values()) {
+        for (ThreadHome h : BY_THREAD.values()) {
             ArrayMemory[] s = h.slots;
             for (int i = 0; i < Math.min(h.count, s.length); i++) {
                 if (s[i] != null && !s[i].done()) {
@@ -230,7 +213,7 @@ final class ThreadHome {
         if (RETIRED_COUNT.get() == 0) {
             return;
         }
-        for (ThreadHome h : BY_SCOPE.values()) {
+        for (ThreadHome h : BY_THREAD.values()) {
             if (h.thread.isAlive()) {
                 h.releaseIfQuiescent();
             }
@@ -239,12 +222,12 @@ final class ThreadHome {
 
     /** On the reaper: frees what waits for ended threads, sweeps their registries, forgets empty ones. */
     private static void sweepEnded() {
-        for (ThreadHome h : BY_SCOPE.values()) {
+        for (ThreadHome h : BY_THREAD.values()) {
             if (!h.thread.isAlive()) {
                 h.drainEnded();
                 h.sweep();
                 if (h.count == 0 && h.retired.isEmpty()) {
-                    BY_SCOPE.remove(h.segment.scope());
+                    BY_THREAD.remove(h.thread);
                 }
             }
         }

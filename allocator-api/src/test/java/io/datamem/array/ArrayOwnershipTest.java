@@ -231,8 +231,21 @@ class ArrayOwnershipTest {
     @Test
     void aCloseByAnotherThreadFreesAtOnceWhileTheOwnerIsBlocked() throws Exception {
         NDArray a = zeros(h, DType.FLOAT64, 8);
-        assertNull(on(a::close));   // this thread waits in join(): it cannot be inside an access
-        assertEquals(0, counting.liveBlocks());
+        Thread owner = Thread.currentThread();
+        AtomicReference<Long> liveAfterClose = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread closer = new Thread(() -> {
+            while (owner.getState() != Thread.State.WAITING) {
+                Thread.onSpinWait();
+            }
+            a.close();   // the owner waits below: it cannot be inside an access
+            liveAfterClose.set(counting.liveBlocks());
+            done.countDown();
+        });
+        closer.start();
+        done.await();
+        closer.join();
+        assertEquals(0L, liveAfterClose.get(), "freed by the close itself");
         assertTrue(a.isClosed());
     }
 

@@ -178,7 +178,7 @@ public final class CudaIpc {
         }
         CudaRuntime.require();
         int device = traits.device().id();
-        try (NDArray.Pin _ = array.pin()) {
+        try (NDArray.Hold _ = array.hold()) {
             long address = array.address();
             long byteSize = array.size() * array.dtype().itemSize();
             long[] range = CudaRuntime.addressRange(device, address);

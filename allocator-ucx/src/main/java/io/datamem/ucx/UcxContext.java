@@ -986,7 +986,7 @@ public final class UcxContext implements AutoCloseable {
 
     static <T> T withArray(NDArray array, String what, java.util.function.Function<MemorySegment, T> action) {
         Objects.requireNonNull(array, "array");
-        return array.whilePinned(() -> {
+        return array.whileHeld(() -> {
             if (!array.isCContiguous()) {
                 throw new IllegalArgumentException("cannot " + what + " a non-C-contiguous array (shape "
                         + java.util.Arrays.toString(array.shape()) + ", strides " + java.util.Arrays.toString(

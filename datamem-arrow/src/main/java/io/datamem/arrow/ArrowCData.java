@@ -322,7 +322,7 @@ public final class ArrowCData {
         long listSize = inner;
         // The lifecycle check and pin, before the array's address is read; the array side's Shared
         // keeps the pin until its last struct is released (a copy or a failure releases it here).
-        NDArray.Pin pin = array.pin();
+        NDArray.Hold pin = array.hold();
         boolean kept = false;
         try {
             kept = exportPinned(array, s, a, device, staticFormat, listSize, pin);
@@ -335,7 +335,7 @@ public final class ArrowCData {
 
     /** The export proper, with the array pinned; true if the export keeps {@code pin}. */
     private static boolean exportPinned(NDArray array, MemorySegment s, MemorySegment a, boolean deviceExport,
-                                        long format, long listSize, NDArray.Pin pin) {
+                                        long format, long listSize, NDArray.Hold pin) {
         MemoryTraits traits = array.traits();
         MemorySegment block = MemorySegment.ofAddress(array.address() - array.byteOffset());
         DeviceInterchange interchange = traits.interchange();
@@ -362,7 +362,7 @@ public final class ArrowCData {
         }
         boolean tensor = array.ndim() >= 2;
         long length = array.ndim() == 0 ? 1 : array.shape()[0];
-        NDArray.Pin view = null;
+        NDArray.Hold view = null;
         NDArray owned = null;
         MemorySegment arrayBlock = null;
         MemorySegment schemaBlock = null;

@@ -80,7 +80,7 @@ final class ArrowExports {
 
         @SuppressWarnings("unused") // through STRUCTS
         private volatile int structs;
-        private final NDArray.Pin pin;
+        private final NDArray.Hold pin;
         private final NDArray copy;
         private final MemorySegment block;
 
@@ -90,7 +90,7 @@ final class ArrowExports {
          * @param copy    the copy exported, or null
          * @param block   the native block of children and strings, or null
          */
-        Shared(int structs, NDArray.Pin pin, NDArray copy, MemorySegment block) {
+        Shared(int structs, NDArray.Hold pin, NDArray copy, MemorySegment block) {
             this.structs = structs;
             this.pin = pin;
             this.copy = copy;
@@ -142,14 +142,14 @@ final class ArrowExports {
 
         @SuppressWarnings("unused") // through LIVE
         private volatile int live;
-        private final NDArray.Pin pin;
+        private final NDArray.Hold pin;
         private final NDArray copy;
 
         /**
          * @param pin  the array's pin, or null
          * @param copy the copy exported, or null
          */
-        Pair(NDArray.Pin pin, NDArray copy) {
+        Pair(NDArray.Hold pin, NDArray copy) {
             this.pin = pin;
             this.copy = copy;
             // A plain write, not a volatile one (a full fence on x86, a twentieth of the round
@@ -191,7 +191,7 @@ final class ArrowExports {
         }
 
         /** Closes {@code pin} (the array may close again) and {@code copy}, either of them null. */
-        static void drop(NDArray.Pin pin, NDArray copy) {
+        static void drop(NDArray.Hold pin, NDArray copy) {
             try {
                 if (pin != null) {
                     pin.close();

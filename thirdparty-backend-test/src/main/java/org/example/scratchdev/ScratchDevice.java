@@ -232,7 +232,7 @@ public final class ScratchDevice {
 
     /**
      * Copies host memory into a C-contiguous array on a scratch device, with the array pinned
-     * ({@link NDArray#whilePinned}) so that it can be neither closed nor resized meanwhile.
+     * ({@link NDArray#whileHeld}) so that it can be neither closed nor resized meanwhile.
      *
      * @param target an array whose memory is on a scratch device
      * @param source host memory of at least {@code target.byteSize()} bytes
@@ -245,7 +245,7 @@ public final class ScratchDevice {
     public static void toDevice(NDArray target, MemorySegment source) {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(source, "source");
-        target.whilePinned(() -> {
+        target.whileHeld(() -> {
             ScratchDevice d = deviceOf(target, "toDevice");
             if (target.isReadOnly()) {
                 throw new UnsupportedOperationException(target + " is read-only");
@@ -257,7 +257,7 @@ public final class ScratchDevice {
 
     /**
      * Copies a C-contiguous array on a scratch device into host memory, with the array pinned
-     * ({@link NDArray#whilePinned}).
+     * ({@link NDArray#whileHeld}).
      *
      * @param source an array whose memory is on a scratch device
      * @param target host memory of at least {@code source.byteSize()} bytes
@@ -269,7 +269,7 @@ public final class ScratchDevice {
     public static void toHost(NDArray source, MemorySegment target) {
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(target, "target");
-        source.whilePinned(() -> {
+        source.whileHeld(() -> {
             deviceOf(source, "toHost").copyToHost(block(source), source.byteOffset(), target, source.byteSize());
             return null;
         });

@@ -274,7 +274,7 @@ class ScratchExportTest {
         assertThrows(IllegalStateException.class, () -> DLPack.toDLPack(a, 1));
         assertThrows(IllegalStateException.class, () -> DLPack.dlpackDevice(a));
         assertThrows(IllegalStateException.class, () -> a.getBuffer(BufferFlags.FULL_RO | BufferFlags.DEVICE));
-        assertThrows(IllegalStateException.class, () -> a.whilePinned(() -> "never"));
+        assertThrows(IllegalStateException.class, () -> a.whileHeld(() -> "never"));
         assertThrows(IllegalStateException.class, () -> ScratchDevice.toHost(a, MemorySegment.ofArray(new double[12])));
         assertThrows(IllegalStateException.class,
                 () -> ScratchDevice.toDevice(a, MemorySegment.ofArray(new double[12])));

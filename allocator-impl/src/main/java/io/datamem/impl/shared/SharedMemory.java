@@ -57,7 +57,7 @@ public final class SharedMemory {
      */
     public static IpcHandle handleOf(NDArray array) {
         Objects.requireNonNull(array, "array");
-        return array.whilePinned(() -> {
+        return array.whileHeld(() -> {
             if (!array.isCContiguous()) {
                 throw new IllegalArgumentException(array + ": not C-contiguous (expected: a C-contiguous array;"
                         + " export a copy)");
