@@ -20,9 +20,29 @@ final class ArrayLayout {
     private ArrayLayout() {
     }
 
-    /** A copy of {@code shape}, checked: at most {@link NDArray#MAX_NDIM} lengths, none negative. */
+    /** How many 1-axis shapes {@link #checkShape} shares instead of copying: lengths 0 to this minus 1. */
+    private static final int SHARED_1D = 1024;
+    /** The shared 1-axis shapes, made on first use (a race makes two equal arrays: harmless). */
+    private static final long[][] SHAPES_1D = new long[SHARED_1D][];
+
+    /**
+     * A copy of {@code shape}, checked: at most {@link NDArray#MAX_NDIM} lengths, none negative. A
+     * short 1-axis shape is a shared array instead of a copy (the shape arrays of arrays are never
+     * written in place): one object less for every small array's lifecycle, and the caller's
+     * varargs array may then be scalar-replaced.
+     */
     static long[] checkShape(long[] shape) {
         Objects.requireNonNull(shape, "shape");
+        if (shape.length == 1) {
+            long d = shape[0];
+            if (d >= 0 && d < SHARED_1D) {
+                long[] s = SHAPES_1D[(int) d];
+                if (s == null) {
+                    SHAPES_1D[(int) d] = s = new long[] {d};
+                }
+                return s;
+            }
+        }
         if (shape.length > NDArray.MAX_NDIM) {
             throw new IllegalArgumentException("ndim: " + shape.length + " (expected: <= " + NDArray.MAX_NDIM + ")");
         }

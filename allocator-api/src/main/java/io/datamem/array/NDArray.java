@@ -176,7 +176,9 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
      *                                     resolved
      */
     public static NDArray empty(DType dtype, long... shape) {
-        return allocate(DataMem.current(), dtype, shape, false);
+        // The shape is checked (and copied, or shared) here, so that the caller's varargs array does not
+        // escape: inlined into the caller, it need not be allocated at all
+        return allocate(DataMem.current(), dtype, ArrayLayout.checkShape(shape), false);
     }
 
     /**
@@ -195,12 +197,12 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
      *                                    resolved
      */
     public static NDArray zeros(DType dtype, long... shape) {
-        return allocate(DataMem.current(), dtype, shape, true);
+        return allocate(DataMem.current(), dtype, ArrayLayout.checkShape(shape), true);
     }
 
-    private static NDArray allocate(DataMemHandler handler, DType dtype, long[] shape, boolean zeroed) {
+    /** {@code s}: a checked shape of the array's own (see {@link ArrayLayout#checkShape}). */
+    private static NDArray allocate(DataMemHandler handler, DType dtype, long[] s, boolean zeroed) {
         Objects.requireNonNull(dtype, "dtype");
-        long[] s = ArrayLayout.checkShape(shape);
         long count = ArrayLayout.elementCount(s);
         long byteSize = ArrayLayout.byteSizeOf(dtype, s, count);
         ThreadHome home = ThreadHome.mine();
