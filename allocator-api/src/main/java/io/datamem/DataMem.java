@@ -178,6 +178,7 @@ public final class DataMem {
             throws X {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(op, "op");
+        io.datamem.internal.Bindings.mark();
         return ScopedValue.where(CURRENT, handler).call(op);
     }
 
@@ -192,6 +193,7 @@ public final class DataMem {
     public static void runWith(DataMemHandler handler, Runnable op) {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(op, "op");
+        io.datamem.internal.Bindings.mark();
         ScopedValue.where(CURRENT, handler).run(op);
     }
 

@@ -9,7 +9,13 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 
 /**
- * The debug log of which handler each new array was allocated through, on which thread, and whether
+ * The warning, once per process, that an array was allocated through the process default on a
+ * worker of the common {@link ForkJoinPool} (a parallel stream's) in a process that binds handlers
+ * with {@code DataMem.callWith}/{@code runWith}: the binding did not reach that worker, and arrays
+ * of one computation came from two handlers. Logged at {@code WARNING} to the {@value #LOGGER_NAME}
+ * {@link System.Logger}; {@code -D}{@value #WARN_PROPERTY}{@code =false} turns it off.
+ *
+ * <p>And the debug log of which handler each new array was allocated through, on which thread, and whether
  * that handler came from a scoped binding or from the process default: the case where a compute
  * block's handler silently did not reach a worker thread becomes visible.
  *
@@ -27,6 +33,32 @@ final class HandlerTrace {
 
     /** Whether each array creation is logged. */
     static final boolean ENABLED = LOG.isLoggable(Level.DEBUG);
+
+    /** The system property that turns the warning about unbound common-pool workers off ({@code false}). */
+    static final String WARN_PROPERTY = "datamem.warnUnboundWorkers";
+
+    /** Whether the warning may be given (once). */
+    static final boolean WARN = !"false".equalsIgnoreCase(System.getProperty(WARN_PROPERTY));
+
+    private static volatile boolean warned;
+
+    /**
+     * After an array was allocated through {@code handler} with nothing bound on this thread: warns
+     * once if this is a common-pool worker in a process that binds handlers. Costs a type test and a
+     * read while it has not warned.
+     */
+    static void unbound(DataMemHandler handler, DType dtype, long[] shape) {
+        if (warned || !(Thread.currentThread() instanceof ForkJoinWorkerThread w)
+                || w.getPool() != ForkJoinPool.commonPool() || !io.datamem.internal.Bindings.used()) {
+            return;
+        }
+        warned = true;
+        LOG.log(Level.WARNING, "datamem: NDArray[" + dtype + ", shape " + Arrays.toString(shape) + "] was allocated"
+                + " through the process default, handler '" + handler.name() + "', on common-pool worker '"
+                + w.getName() + "', although this process binds handlers with DataMem.callWith/runWith: a binding"
+                + " does not reach parallel-stream workers. Use Parallel.forRange, or run the stream in"
+                + " DataMem.newForkJoinPool(handler, n). (Said once; -D" + WARN_PROPERTY + "=false silences it.)");
+    }
 
     private HandlerTrace() {
     }

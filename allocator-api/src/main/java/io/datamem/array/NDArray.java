@@ -228,6 +228,8 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         }
         if (HandlerTrace.ENABLED) {
             HandlerTrace.created(handler, dtype, s);
+        } else if (HandlerTrace.WARN && !DataMem.isScoped()) {
+            HandlerTrace.unbound(handler, dtype, s);
         }
         return array;
     }

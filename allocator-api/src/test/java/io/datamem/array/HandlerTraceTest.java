@@ -45,9 +45,10 @@ class HandlerTraceTest {
         System.out.println("child done");
     }
 
-    private static String run(boolean logging) throws IOException, InterruptedException {
+    private static String run(boolean logging, String... jvmOptions) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED"));
+        cmd.addAll(List.of(jvmOptions));
         if (logging) {
             Path config = Files.createTempFile("datamem-trace", ".properties");
             Files.writeString(config, """
@@ -81,6 +82,16 @@ class HandlerTraceTest {
                 && worker.contains("DataMem.newForkJoinPool"), "the silent case is visible: " + out);
         String pooled = out.lines().filter(l -> l.contains("NDArray[int16, shape [6]]")).findFirst().orElse("");
         assertTrue(pooled.contains("handler 'traced-block' (scoped binding)") && pooled.contains("worker"), out);
+    }
+
+    @Test
+    void anArrayOfTheProcessDefaultOnAParallelStreamWorkerIsWarnedAboutOnceByDefault() throws Exception {
+        String out = run(false);
+        String warning = "does not reach parallel-stream workers";
+        assertEquals(1, out.lines().filter(l -> l.contains(warning)).count(), out);
+        assertTrue(out.contains("NDArray[int8, shape [5]] was allocated through the process default, handler"
+                + " 'default_allocator', on common-pool worker 'ForkJoinPool.commonPool-worker-"), out);
+        assertFalse(run(false, "-D" + HandlerTrace.WARN_PROPERTY + "=false").contains(warning));
     }
 
     @Test
