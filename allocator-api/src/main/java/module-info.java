@@ -21,6 +21,7 @@ module io.datamem.api {
     uses io.datamem.internal.FailureDiagnostics;
     uses io.datamem.internal.HandlerWatcher;
 
-    provides io.datamem.spi.DataMemProvider with io.datamem.internal.registry.BuiltinProvider;
+    provides io.datamem.spi.DataMemProvider with io.datamem.internal.registry.BuiltinProvider,
+            io.datamem.internal.registry.WorkspaceProvider;
     provides io.datamem.internal.HandlerRegistry with io.datamem.internal.registry.RegistryService;
 }

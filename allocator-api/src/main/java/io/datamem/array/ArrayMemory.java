@@ -66,13 +66,15 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     static final MemorySegment DEAD = deadSegment();
     /** {@link #seg} once a resize moved the arrays to a new memory: closed, but reported as resized. */
     static final MemorySegment MOVED = deadSegment();
+    /** {@link #seg} once the workspace scope the memory was allocated in ended: closed, reported as such. */
+    static final MemorySegment SCOPE_ENDED = deadSegment();
     /** {@link #seg} while a close or resize that claimed the memory decides. */
     static final MemorySegment CLOSING = deadSegment();
     /** {@link #seg} of live memory Java code does not reach: device memory, or memory made for native code only. */
     static final MemorySegment NO_HOST = deadSegment();
 
     /** The memory of a closed view or wrapped array: nothing to free, every access fails. */
-    static final ArrayMemory CLOSED = new ArrayMemory(null, null, null, DEAD, 0, 0);
+    static final ArrayMemory CLOSED = new ArrayMemory(null, null, null, DEAD, 0, 0, null);
 
     private static final VarHandle SEG;
     private static final VarHandle EXTRAS;
@@ -100,6 +102,8 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     private volatile Extras extras;
     final long address;
     final long byteSize;
+    /** The workspace scope this memory was allocated in (it ends with it), or null. */
+    final Workspace.Scope scope;
 
     /** What only some memories need; guarded by its own lock. */
     private static final class Extras {
@@ -116,13 +120,14 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     }
 
     private ArrayMemory(NDArray array, DataMemHandler handler, Thread owner, MemorySegment seg, long address,
-                        long byteSize) {
+                        long byteSize, Workspace.Scope scope) {
         super(array, array == null ? null : ThreadHome.Reaper.QUEUE);
         this.handler = handler;
         this.owner = owner;
         this.seg = seg;
         this.address = address;
         this.byteSize = byteSize;
+        this.scope = scope;
     }
 
     /**
@@ -132,14 +137,26 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     static ArrayMemory owned(NDArray array, DataMemHandler handler, long address, long byteSize, boolean hostAccessible,
                              ThreadHome home) {
         ArrayMemory m = new ArrayMemory(array, handler, hostAccessible ? home.thread : null,
-                hostAccessible ? NOT_SHARED : NO_HOST, address, byteSize);
+                hostAccessible ? NOT_SHARED : NO_HOST, address, byteSize, null);
         home.register(m);
+        return m;
+    }
+
+    /**
+     * Memory a workspace allocated in {@code scope}, on its thread: no leak action (the scope's end
+     * closes it), never shared.
+     */
+    static ArrayMemory inScope(DataMemHandler handler, long address, long byteSize, boolean hostAccessible,
+                               Workspace.Scope scope, Thread owner) {
+        ArrayMemory m = new ArrayMemory(null, handler, hostAccessible ? owner : null,
+                hostAccessible ? NOT_SHARED : NO_HOST, address, byteSize, scope);
+        scope.adopt(m);
         return m;
     }
 
     /** Memory that belongs to someone else: {@code segment} keeps its own scope. */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, null, null, segment, segment.address(), segment.byteSize());
+        ArrayMemory m = new ArrayMemory(null, null, null, segment, segment.address(), segment.byteSize(), null);
         m.extras().traits = traits;
         return m;
     }
@@ -174,7 +191,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Whether a live state: not closing, closed, or a foreign segment whose scope ended. */
     private static boolean live(MemorySegment s) {
-        return s != DEAD && s != CLOSING && s != MOVED && (s == NOT_SHARED || s == NO_HOST || s.scope().isAlive());
+        return s != DEAD && s != CLOSING && s != MOVED && s != SCOPE_ENDED && (s == NOT_SHARED || s == NO_HOST || s.scope().isAlive());
     }
 
     /** Whether arrays may still reach this memory (waits for a close that is deciding). */
@@ -185,7 +202,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     /** Whether no leak action is needed any more: closed, freed or given up. */
     boolean done() {
         MemorySegment s = seg;
-        return s == DEAD || s == MOVED;
+        return s == DEAD || s == MOVED || s == SCOPE_ENDED;
     }
 
     /** Whether the host cannot reach this memory (device memory). */
@@ -260,6 +277,10 @@ final class ArrayMemory extends PhantomReference<NDArray> {
             return new IllegalStateException(who + " is no longer valid: the owning array was resized, which"
                     + " reallocated its memory");
         }
+        if (s == SCOPE_ENDED) {
+            return new IllegalStateException(who + " is closed: it was allocated in " + scope.describe()
+                    + ", which has ended, and its memory went back with it");
+        }
         if (handler == null) {
             return new IllegalStateException(who + " is closed: the segment it wraps is no longer alive (its"
                     + " arena was closed)");
@@ -327,6 +348,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      * the memory through {@link #ALL}, which then no thread does (closes free at once).
      */
     void share(Object who, boolean atBirth) {
+        if (scope != null) {
+            checkLive(who);
+            throw new IllegalStateException(who + " was allocated in " + scope.describe() + ": it belongs to that"
+                    + " thread until the scope ends and cannot be shared (copy it out of the scope to share it)");
+        }
         if (handler == null || seg == NO_HOST) {
             checkLive(who);
             return;
@@ -440,7 +466,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                 if (s == e.sharedSeg) {
                     return s.asSlice(address, byteSize);
                 }
-                if (e.strict) {
+                if (e.strict || scope != null) {
                     Thread o = owner;
                     if (o != Thread.currentThread()) {
                         throw new WrongThreadException(who + " is confined to thread '" + (o == null ? "?" : o.getName())
@@ -514,7 +540,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     // Close, resize, leak
 
     /** What a claim found: the live state it replaced, and the user arena it leaves to the owner. */
-    private record Claim(MemorySegment was, Thread owner, boolean ownerHere, Arena ownersArena) {
+    record Claim(MemorySegment was, Thread owner, boolean ownerHere, Arena ownersArena) {
     }
 
     /**
@@ -581,7 +607,8 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         if (handler == null) {
             return;
         }
-        ThreadHome home = c.ownerHere() ? null : ThreadHome.of(c.owner());
+        // A workspace's block stays until its scope ends (on its thread): never retired
+        ThreadHome home = c.ownerHere() || scope != null ? null : ThreadHome.of(c.owner());
         if (home == null) {
             handler.allocator().free(MemorySegment.ofAddress(address), byteSize);
         } else {
@@ -619,6 +646,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      * @throws io.datamem.AllocationException if the allocator refused
      */
     void resize(NDArray array, long newByteSize, Object who, Consumer<ArrayMemory> install) {
+        if (scope != null) {
+            checkLive(who);
+            throw new UnsupportedOperationException("cannot resize " + who + ": it was allocated in " + scope.describe()
+                    + ", whose blocks do not move; allocate another array");
+        }
         awaitDecided();
         Thread o = owner;
         if (o != null && o != Thread.currentThread() && o.isAlive()) {
@@ -661,7 +693,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         Extras e = extras;
         boolean host = c.was() != NO_HOST;
         ArrayMemory next = new ArrayMemory(array, handler, host ? home.thread : null, host ? NOT_SHARED : NO_HOST,
-                newAddress, newByteSize);
+                newAddress, newByteSize, null);
         home.register(next);
         clear();
         this.owner = null;   // views made before go through seg, and fail
@@ -670,6 +702,28 @@ final class ArrayMemory extends PhantomReference<NDArray> {
             next.extras().strict = true;
         }
         return next;
+    }
+
+    /**
+     * The first step of a scope's end: claims this memory, or throws (a hold is taken).
+     *
+     * @return the claim, or null if already closed
+     */
+    Claim claimForScope() {
+        return claim("end the scope of", "an array of " + scope.describe());
+    }
+
+    /** The scope could not end: this memory, claimed by {@link #claimForScope}, is open again. */
+    void restore(Claim c) {
+        SEG.setRelease(this, c.was());
+    }
+
+    /** The scope ends: this memory, claimed, is closed with it, its block freed through the handler. */
+    void endWithScope(Claim c) {
+        clear();
+        owner = null;
+        SEG.setRelease(this, SCOPE_ENDED);
+        handler.allocator().free(MemorySegment.ofAddress(address), byteSize);
     }
 
     /** The leak action: run by the reaper once the owning array became unreachable unclosed. */

@@ -209,7 +209,10 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         home.drain();
         DataMemAllocator allocator = handler.allocator();
         AllocationRefusal.clear();
+        home.pendingScope = null;   // a workspace below sets it: the block belongs to that scope
         MemorySegment block = zeroed ? allocator.calloc(count, dtype.itemSize()) : allocator.malloc(byteSize);
+        Workspace.Scope scope = home.pendingScope;
+        home.pendingScope = null;
         if (block.address() == 0) {
             throw AllocationRefusal.failure(handler, byteSize, zeroed ? "calloc" : "malloc");
         }
@@ -217,13 +220,15 @@ public sealed class NDArray implements AutoCloseable, BufferExporter permits NDA
         try {
             boolean host = allocator.traitsOf(block).hostAccessible();
             // s is this array's own copy (or a cached 1-axis shape), and C strides are never written in place
-            array = new NDArray(handler, block.address(), byteSize, host, dtype, false, 0, s, ArrayLayout.cStrides(dtype, s),
-                    home);
+            long[] st = ArrayLayout.cStrides(dtype, s);
+            array = scope == null ? new NDArray(handler, block.address(), byteSize, host, dtype, false, 0, s, st, home)
+                    : new NDArray(ArrayMemory.inScope(handler, block.address(), byteSize, host, scope, home.thread),
+                            dtype, false, block.address(), s, st);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
             throw e;
         }
-        if (Parallel.sharesNewArrays()) {
+        if (scope == null && Parallel.sharesNewArrays()) {
             array.memory.share(array, true);
         }
         if (HandlerTrace.ENABLED) {

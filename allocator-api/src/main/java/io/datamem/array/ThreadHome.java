@@ -41,6 +41,12 @@ final class ThreadHome {
     static final int REFRESH_ADDS = 1 << 12;
 
     final Thread thread;
+    /** The innermost open workspace scope of this thread, or null. */
+    Workspace.Scope scope;
+    /** Set by a workspace's malloc to the scope the block belongs to; read and cleared by NDArray's creation. */
+    Workspace.Scope pendingScope;
+    /** This thread's workspace regions, one per workspace it allocated from (usually one). */
+    private WorkspaceHeap[] heaps = new WorkspaceHeap[0];
     private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
 
     // The registry: written by the owning thread only (the reaper once it ended).
@@ -61,6 +67,37 @@ final class ThreadHome {
     /** The calling thread's home, made now if it has none. */
     static ThreadHome mine() {
         return MINE.get();
+    }
+
+    /** This thread's region of {@code workspace}, made (and its first region reserved) on first use. */
+    WorkspaceHeap heap(Workspace workspace) {
+        for (WorkspaceHeap h : heaps) {
+            if (h.workspace == workspace) {
+                return h;
+            }
+        }
+        WorkspaceHeap h = workspace.newHeap();
+        heaps = Arrays.copyOf(heaps, heaps.length + 1);
+        heaps[heaps.length - 1] = h;
+        return h;
+    }
+
+    /** Forgets this thread's region of {@code workspace} (given back), if it has one; false if a scope of it is open. */
+    boolean dropHeap(Workspace workspace) {
+        for (int i = 0; i < heaps.length; i++) {
+            if (heaps[i].workspace == workspace) {
+                if (heaps[i].inScope()) {
+                    return false;
+                }
+                heaps[i].trim();
+                WorkspaceHeap[] rest = new WorkspaceHeap[heaps.length - 1];
+                System.arraycopy(heaps, 0, rest, 0, i);
+                System.arraycopy(heaps, i + 1, rest, i, heaps.length - i - 1);
+                heaps = rest;
+                return true;
+            }
+        }
+        return true;
     }
 
     /** The home of {@code t}, or null if it has none any more (it ended, and nothing waits for it). */
@@ -226,6 +263,10 @@ final class ThreadHome {
             if (!h.thread.isAlive()) {
                 h.drainEnded();
                 h.sweep();
+                for (WorkspaceHeap w : h.heaps) {
+                    w.trim();   // nothing can be in a scope of an ended thread
+                }
+                h.heaps = new WorkspaceHeap[0];
                 if (h.count == 0 && h.retired.isEmpty()) {
                     BY_THREAD.remove(h.thread);
                 }
