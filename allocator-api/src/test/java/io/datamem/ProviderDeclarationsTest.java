@@ -13,7 +13,7 @@ class ProviderDeclarationsTest {
 
     @Test
     void moduleInfoAndServicesFileAgree() throws IOException {
-        assertEquals(Set.of("io.datamem.internal.registry.BuiltinProvider"),
+        assertEquals(Set.of("io.datamem.internal.registry.BuiltinProvider", "io.datamem.internal.registry.WorkspaceProvider"),
                 ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider"));
         assertEquals(Set.of("io.datamem.internal.registry.RegistryService"),
                 ProviderDeclarations.assertSame("io.datamem.internal.HandlerRegistry"));

@@ -54,7 +54,7 @@ class ProviderNameTest {
         assertTrue(m.startsWith("unknown handler name 'no_such_allocator': no provider accepts 'no_such_allocator'"
                 + " as a leaf"), m);
         assertFalse(m.contains("did you mean"), "nothing is close to no_such_allocator: " + m);
-        assertTrue(m.contains("Available: default_allocator; with io.datamem:allocator-impl: aligned, hugepages, "
+        assertTrue(m.contains("Available: default_allocator, workspace; with io.datamem:allocator-impl: aligned, hugepages, "
                 + "numa, pool, shared, stats, tracking, limit, guard, log, faults, jfr; with io.datamem:allocator-cuda: cuda; "
                 + "with io.datamem:allocator-sycl: sycl; with io.datamem:allocator-ucx: ucx"), m);
         assertTrue(m.length() < 450, "one short line (family names, not every spelling): " + m);
