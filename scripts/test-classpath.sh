@@ -1,0 +1,42 @@
+# Sourced by scripts/numa-guest and scripts/gpu-bundle: the test class path of modules, and the
+# JUnit Platform console launcher that runs them outside Maven. Run from the repository root, after
+# the modules are built (./mvnw install, or package with test classes).
+
+# The console launcher's version: JUnit 5.X.Y ships with the JUnit Platform 1.X.Y.
+junit_platform_version() {
+  sed -n 's|.*<junit.version>5\.\([0-9][0-9.]*\)</junit.version>.*|1.\1|p' pom.xml | head -n 1
+}
+
+# test_classpaths DEST MODULE...: writes MODULE/target/test-classpath.txt (its test-scope
+# dependencies, as Maven resolves them) for each module, and copies the console launcher
+# (junit-platform-console-standalone-VERSION.jar) into DEST, in one Maven run.
+test_classpaths() {
+  local dest=$1
+  shift
+  local modules
+  modules=$(IFS=,; echo "$*")
+  mkdir -p "$dest"
+  ./mvnw -B -q -pl "$modules" dependency:build-classpath dependency:copy -Dmdep.includeScope=test \
+    -Dmdep.outputFile=target/test-classpath.txt \
+    -Dartifact="org.junit.platform:junit-platform-console-standalone:$(junit_platform_version)" \
+    -DoutputDirectory="$(cd "$dest" && pwd)" </dev/null
+}
+
+# module_classpath MODULE...: the class path to run those modules' tests with the console launcher:
+# their test classes and classes first, then their dependencies without the JUnit jars that the
+# console launcher bundles, each once.
+module_classpath() {
+  local m entries=()
+  for m in "$@"; do
+    entries+=("$PWD/$m/target/test-classes" "$PWD/$m/target/classes")
+  done
+  for m in "$@"; do
+    tr ':' '\n' <"$m/target/test-classpath.txt"
+  done | grep -v -E '/junit-jupiter[^/]*/|/junit-platform-(commons|engine|launcher|suite[^/]*)/|/opentest4j/|/apiguardian-api/' \
+    | awk '!seen[$0]++' >"${TMPDIR:-/tmp}/datamem-cp.$$"
+  while IFS= read -r line; do
+    entries+=("$line")
+  done <"${TMPDIR:-/tmp}/datamem-cp.$$"
+  rm -f "${TMPDIR:-/tmp}/datamem-cp.$$"
+  (IFS=:; echo "${entries[*]}")
+}
