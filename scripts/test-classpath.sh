@@ -22,23 +22,14 @@ test_classpaths() {
     -DoutputDirectory="$(cd "$dest" && pwd)" </dev/null
 }
 
-# module_classpath MODULE...: the class path to run those modules' tests with the console launcher:
-# their test classes and classes first, then their dependencies without the JUnit jars that the
-# console launcher bundles, each once.
-module_classpath() {
-  local m entries=()
-  for m in "$@"; do
-    entries+=("$PWD/$m/target/test-classes" "$PWD/$m/target/classes")
-  done
+# dependency_classpath MODULE...: the dependencies of those modules' tests (from their
+# target/test-classpath.txt), without the JUnit jars the console launcher bundles, each once.
+dependency_classpath() {
+  local m
   for m in "$@"; do
     tr ':' '\n' <"$m/target/test-classpath.txt"
   done | grep -v -E '/junit-jupiter[^/]*/|/junit-platform-(commons|engine|launcher|suite[^/]*)/|/opentest4j/|/apiguardian-api/' \
-    | awk '!seen[$0]++' >"${TMPDIR:-/tmp}/datamem-cp.$$"
-  while IFS= read -r line; do
-    entries+=("$line")
-  done <"${TMPDIR:-/tmp}/datamem-cp.$$"
-  rm -f "${TMPDIR:-/tmp}/datamem-cp.$$"
-  (IFS=:; echo "${entries[*]}")
+    | awk 'NF && !seen[$0]++' | paste -sd:
 }
 
 # tagged_test_classes DIR TAG...: the test classes under DIR (a target/test-classes folder) whose
