@@ -49,7 +49,7 @@ class NumaGuestPlacementTest {
     @Test
     void interleaveDealsPagesRoundRobinOverItsNodes() {
         List<Integer> all = guest.nodes().stream().map(NumaGuest.Node::id).toList();
-        List<List<Integer>> sets = new ArrayList<>(List.of(all, all.subList(0, 2)));
+        java.util.Set<List<Integer>> sets = new java.util.LinkedHashSet<>(List.of(all, all.subList(0, 2)));
         if (guest.memoryOnlyNodes().size() >= 2) {
             sets.add(guest.memoryOnlyNodes().stream().map(NumaGuest.Node::id).toList());
         }
