@@ -345,6 +345,26 @@ final class EmbeddedPython {
     }
 
     /**
+     * Binds a global of {@code __main__} to an object, with the GIL held.
+     *
+     * @param name   the global's name
+     * @param object the object (the dictionary takes its own reference)
+     */
+    void setGlobal(String name, MemorySegment object) {
+        try {
+            int rc = (int) dictSetItemString.invokeExact(mainDict(), cString(name), object);
+            if (rc != 0) {
+                errClear.invokeExact();
+                throw new AssertionError("cannot set the Python global " + name);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /**
      * {@code Py_DecRef}, with the GIL held.
      *
      * @param object an object, or NULL

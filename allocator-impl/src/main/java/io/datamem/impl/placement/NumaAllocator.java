@@ -25,7 +25,9 @@ import java.util.List;
  *   <li><b>Populate:</b> fault every page in at allocation (in the bound placement, through
  *       {@code madvise(MADV_POPULATE_WRITE)}) and verify where the pages went. Costs the page
  *       faults up front; turns "the node is full" into {@code NULL} instead of the kernel's
- *       out-of-memory handling at first touch.</li>
+ *       out-of-memory handling at first touch. A bound block larger than what its nodes have left
+ *       ({@code MemFree} less the zones' high watermarks) is refused before any page is faulted,
+ *       since faulting it in would end the process just the same.</li>
  * </ul>
  *
  * <p><b>Verification.</b> Pages get their node when first touched. {@link #placement} asks hwloc

@@ -91,8 +91,12 @@ public final class NumaTopology {
      * @param attachedTo the part of the machine it hangs off, for example {@code Package 1},
      *                   {@code Machine}
      * @param localCpus  the CPUs of that part, ascending
-     * @param localNodes the NUMA nodes whose locality lies within that part, ascending (every node
-     *                   when the device is attached to the machine as a whole)
+     * @param localNodes the NUMA nodes whose locality lies within that part, ascending: those with
+     *                   CPUs there, and memory-only nodes where hwloc gives them that part's CPUs as
+     *                   their locality (some firmware does for CXL memory; Linux on a machine whose
+     *                   memory-only nodes have no CPU list does not). A device attached to the machine
+     *                   as a whole gets every such node, and so does one on a memory-only node, which
+     *                   the kernel gives no local CPUs, so that hwloc hangs it off the machine
      */
     public record PciDevice(String busId, int classId, int vendorId, int deviceId, List<String> osDevices,
                             String attachedTo, List<Integer> localCpus, List<Integer> localNodes) {

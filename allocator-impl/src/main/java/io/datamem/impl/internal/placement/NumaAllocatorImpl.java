@@ -6,6 +6,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.impl.os.HwlocBinding;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
+import io.datamem.impl.os.NodeMemory;
 import io.datamem.impl.os.Spellings;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
@@ -893,6 +894,9 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         if (!populate && !explicitHugePages) {
             return true;
         }
+        if (policy == NumaPolicy.BIND && !explicitHugePages && !fitsOnBoundNodes(byteSize, nodes)) {
+            return false;
+        }
         int r = LinuxMemory.madvise(address, byteSize, LinuxMemory.MADV_POPULATE_WRITE);
         if (r == -LinuxMemory.ENOMEM || r == -LinuxMemory.EFAULT || r == -LinuxMemory.EAGAIN) {
             return false;
@@ -920,6 +924,24 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             return !strict;
         }
         return true;
+    }
+
+    /**
+     * Whether a bound range can be faulted in on its nodes without the kernel's out-of-memory
+     * killer: bound pages may not spill, and when their nodes are full the killer ends the process
+     * with the most memory there (this one, typically) rather than failing the populate
+     * ({@link NodeMemory}). Explicit huge pages come from their reserved pool and fail cleanly.
+     */
+    private static boolean fitsOnBoundNodes(long byteSize, List<Integer> nodes) {
+        long room = 0;
+        for (int node : nodes) {
+            long bytes = NodeMemory.allocatableBytes(node);
+            if (bytes < 0) {
+                return true; // this system does not tell: leave it to the kernel
+            }
+            room += bytes;
+        }
+        return byteSize <= room;
     }
 
     private void unmap(long address, long byteSize, Throwable pending) {
