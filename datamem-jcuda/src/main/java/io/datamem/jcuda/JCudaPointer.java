@@ -8,7 +8,6 @@ import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A datamem array's memory as JCuda pointers, zero-copy: a {@link Pointer} (what JCuda's runtime
@@ -26,14 +25,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class JCudaPointer implements AutoCloseable {
 
     private final NDArray array;
-    private final Runnable release;
+    private final NDArray.Pin pin;
     private final long address;
     private final boolean deviceAddressable;
-    private final AtomicBoolean released = new AtomicBoolean();
 
-    private JCudaPointer(NDArray array, Runnable release, long address, boolean deviceAddressable) {
+    private JCudaPointer(NDArray array, NDArray.Pin pin, long address, boolean deviceAddressable) {
         this.array = array;
-        this.release = release;
+        this.pin = pin;
         this.address = address;
         this.deviceAddressable = deviceAddressable;
     }
@@ -53,7 +51,7 @@ public final class JCudaPointer implements AutoCloseable {
      */
     public static JCudaPointer of(NDArray array) {
         Objects.requireNonNull(array, "array");
-        Runnable release = array.pin()::close;
+        NDArray.Pin pin = array.pin();
         try {
             MemoryTraits traits = array.traits();
             DeviceType type = traits.device().type();
@@ -63,9 +61,9 @@ public final class JCudaPointer implements AutoCloseable {
                         + " (expected: host memory or CUDA memory, which JCuda can address)");
             }
             boolean deviceAddressable = traits.kind() != MemoryKind.HOST;
-            return new JCudaPointer(array, release, array.address(), deviceAddressable);
+            return new JCudaPointer(array, pin, array.address(), deviceAddressable);
         } catch (RuntimeException | Error e) {
-            release.run();
+            pin.close();
             throw e;
         }
     }
@@ -121,26 +119,24 @@ public final class JCudaPointer implements AutoCloseable {
      * @return true once the hold is released
      */
     public boolean isReleased() {
-        return released.get();
+        return pin.isReleased();
     }
 
     /** Releases the hold on the array, the first time it is called; later calls do nothing. */
     @Override
     public void close() {
-        if (released.compareAndSet(false, true)) {
-            release.run();
-        }
+        pin.close();   // releases once; later closes do nothing
     }
 
     private void checkHeld() {
-        if (released.get()) {
+        if (pin.isReleased()) {
             throw new IllegalStateException(this + " is closed: its pointers may no longer be used");
         }
     }
 
     @Override
     public String toString() {
-        return "JCudaPointer[" + array + ", 0x" + Long.toHexString(address) + (released.get() ? ", released" : ", held")
+        return "JCudaPointer[" + array + ", 0x" + Long.toHexString(address) + (pin.isReleased() ? ", released" : ", held")
                 + "]";
     }
 }

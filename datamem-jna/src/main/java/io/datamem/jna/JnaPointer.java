@@ -5,7 +5,6 @@ import io.datamem.array.NDArray;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A datamem array's memory as a JNA {@link Pointer}, zero-copy: the pointer holds the address of
@@ -22,13 +21,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class JnaPointer implements AutoCloseable {
 
     private final NDArray array;
-    private final Runnable release;
+    private final NDArray.Pin pin;
     private final Pointer pointer;
-    private final AtomicBoolean released = new AtomicBoolean();
 
-    private JnaPointer(NDArray array, Runnable release, Pointer pointer) {
+    private JnaPointer(NDArray array, NDArray.Pin pin, Pointer pointer) {
         this.array = array;
-        this.release = release;
+        this.pin = pin;
         this.pointer = pointer;
     }
 
@@ -48,16 +46,16 @@ public final class JnaPointer implements AutoCloseable {
      */
     public static JnaPointer of(NDArray array) {
         Objects.requireNonNull(array, "array");
-        Runnable release = array.pin()::close;
+        NDArray.Pin pin = array.pin();
         try {
             if (!array.traits().hostAccessible()) {
                 throw new IllegalArgumentException(array + ": its memory is " + array.traits().kind()
                         + " memory the host cannot access (expected: host-accessible memory; JNA's Pointer reads"
                         + " and writes host memory, and datamem-jcuda gives device memory to JCuda)");
             }
-            return new JnaPointer(array, release, new Pointer(array.address()));
+            return new JnaPointer(array, pin, new Pointer(array.address()));
         } catch (RuntimeException | Error e) {
-            release.run();
+            pin.close();
             throw e;
         }
     }
@@ -94,7 +92,7 @@ public final class JnaPointer implements AutoCloseable {
      * @throws IllegalStateException if this hold was closed (the array may be freed since)
      */
     public Pointer pointer() {
-        if (released.get()) {
+        if (pin.isReleased()) {
             throw new IllegalStateException(this + " is closed: its pointer may no longer be used");
         }
         return pointer;
@@ -115,20 +113,18 @@ public final class JnaPointer implements AutoCloseable {
      * @return true once the hold is released
      */
     public boolean isReleased() {
-        return released.get();
+        return pin.isReleased();
     }
 
     /** Releases the hold on the array, the first time it is called; later calls do nothing. */
     @Override
     public void close() {
-        if (released.compareAndSet(false, true)) {
-            release.run();
-        }
+        pin.close();   // releases once; later closes do nothing
     }
 
     @Override
     public String toString() {
         return "JnaPointer[" + array + ", 0x" + Long.toHexString(Pointer.nativeValue(pointer))
-                + (released.get() ? ", released" : ", held") + "]";
+                + (pin.isReleased() ? ", released" : ", held") + "]";
     }
 }
