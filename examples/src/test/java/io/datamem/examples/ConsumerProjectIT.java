@@ -23,11 +23,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A separate project of a datamem user ({@code src/it/consumer}: the BOM, {@code allocator-impl},
- * a module declaration, JDK 25 through a toolchain, as docs/getting-started.md says) built with
- * Maven against the artifacts this build installed into the local repository, then run on the
- * class path, on the module path and as a {@code jlink} image, with the launch lines the guide
- * gives. Nothing may print a warning, Maven included.
+ * A separate project of a datamem user ({@code examples/consumer}: the BOM, {@code allocator-impl},
+ * Micrometer through the BOM, a module declaration, JDK 25 through a toolchain, as
+ * docs/getting-started.md says) built with Maven against the artifacts this build installed into
+ * the local repository, then run with the two commands its README and the guide give
+ * ({@code package}, then {@code validate exec:exec}), on the class path, on the module path and as a
+ * {@code jlink} image, with the launch lines the guide gives. Nothing may print a warning, Maven
+ * included.
  *
  * <p>It needs the libraries installed: the README's test command is {@code ./mvnw install}, which
  * installs each module before the next one is built. After a plain {@code verify} the local
@@ -39,6 +41,7 @@ class ConsumerProjectIT {
     private static final String VERSION = System.getProperty("datamem.project.version");
     private static final Path LOCAL_REPO = Path.of(System.getProperty("datamem.local.repo"));
     private static final Path JDK = Path.of(System.getProperty("java.home"));
+    private static final String MICROMETER_VERSION = System.getProperty("datamem.micrometer.version");
 
     private static Path project;
 
@@ -54,13 +57,38 @@ class ConsumerProjectIT {
                     + built + "): run ./mvnw install (the README's test command)");
         }
         project = dir.resolve("consumer");
-        copyTree(ROOT.resolve("examples/src/it/consumer"), project);
+        copyTree(ROOT.resolve("examples/consumer"), project);
         // Maven runs on whatever JDK the machine's default is; the toolchain picks JDK 25 to compile.
-        Command build = run(project, ROOT.resolve("mvnw").toString(), "-B", "-ntp",
-                "-Dmaven.repo.local=" + LOCAL_REPO, "-Ddatamem.version=" + VERSION, "package");
+        String[] package_ = {ROOT.resolve("mvnw").toString(), "-B", "-ntp", "-Dmaven.repo.local=" + LOCAL_REPO,
+                "-Ddatamem.version=" + VERSION, "package"};
+        Command build = run(project, package_);
         assertEquals(0, build.exit(), build.out());
         assertTrue(build.out().contains("BUILD SUCCESS"), build.out());
         assertFalse(build.out().contains("[WARNING]"), "the consumer's build prints no warning:\n" + build.out());
+        System.out.println("ConsumerProjectIT: " + String.join(" ", package_) + "\n" + build.out());
+    }
+
+    @Test
+    void runsWithTheSecondCommandOfItsReadme() throws Exception {
+        String[] exec = {ROOT.resolve("mvnw").toString(), "-B", "-q", "-ntp", "-Dmaven.repo.local=" + LOCAL_REPO,
+                "-Ddatamem.version=" + VERSION, "validate", "exec:exec"};
+        Command r = run(project, exec);
+        System.out.println("ConsumerProjectIT: " + String.join(" ", exec) + "\n" + r.out());
+        assertEquals(0, r.exit(), r.out());
+        // Maven 3.9's own JVM warns of Guice's Unsafe use when Maven itself runs on JDK 24+ (here the
+        // test's JDK 25 is JAVA_HOME); that is Maven's, not the program's, which must print nothing else.
+        String program = r.out().lines().filter(l -> !(l.startsWith("WARNING: ") && (l.contains("sun.misc.Unsafe")
+                || l.contains("com.google.inject")))).map(l -> l + "\n").collect(Collectors.joining());
+        assertEquals("consumer: sum 4950.0 through aligned64+stats\n"
+                + "consumer: Micrometer " + MICROMETER_VERSION + ": datamem.allocations 1, datamem.memory.peak 8000"
+                + " bytes, datamem.memory.used 0 bytes\n", program, "the program's output alone, on JDK 25: " + r.out());
+    }
+
+    @Test
+    void getsMicrometerFromTheBomAtTheVersionDatamemIsBuiltWith() throws Exception {
+        assertTrue(Files.isRegularFile(project.resolve("target/lib/micrometer-core-" + MICROMETER_VERSION + ".jar")),
+                "the BOM manages micrometer-core at datamem's version " + MICROMETER_VERSION + ": "
+                        + String.join(", ", libs()));
     }
 
     @Test
@@ -69,9 +97,11 @@ class ConsumerProjectIT {
                 + project.resolve("target/lib") + File.separator + "*";
         // the guide's class-path line for programs that use NUMA (LWJGL reads fields through Unsafe)
         Command r = run(project, JDK.resolve("bin/java").toString(), "--enable-native-access=ALL-UNNAMED",
-                "--sun-misc-unsafe-memory-access=allow", "-cp", classPath, "com.example.consumer.Main", "numa:local");
+                "--sun-misc-unsafe-memory-access=allow", "-cp", classPath, "com.example.consumer.Main", "metrics",
+                "numa:local");
         assertEquals(0, r.exit(), r.out());
         assertTrue(r.out().contains("consumer: sum 4950.0 through aligned64+stats"), r.out());
+        assertTrue(r.out().contains("consumer: Micrometer " + MICROMETER_VERSION + ": datamem.allocations 1,"), r.out());
         assertTrue(r.out().contains("consumer: numa:local -> numa:local"), "LWJGL is on the class path: " + r.out());
         assertFalse(r.out().contains("WARNING"), r.out());
     }
@@ -118,6 +148,12 @@ class ConsumerProjectIT {
         assertTrue(r.out().contains("consumer: aligned64+jfr -> ") && r.out().contains("jdk.jfr"),
                 "the JFR adaptor says what is missing: " + r.out());
         assertFalse(r.out().contains("WARNING"), r.out());
+    }
+
+    private static List<String> libs() throws IOException {
+        try (Stream<Path> jars = Files.list(project.resolve("target/lib"))) {
+            return jars.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 
     private static String modulePath() throws IOException {

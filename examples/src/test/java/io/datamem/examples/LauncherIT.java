@@ -94,7 +94,7 @@ class LauncherIT {
         Command r = run(Map.of(), "sh", launcher.toString(), "demo");
         assertEquals(1, r.exit(), r.out());
         assertEquals("datamem: " + copy.resolve("examples/target/datamem-examples.jar")
-                + " is missing; build it first with: ./mvnw -q -DskipTests package\n", r.out());
+                + " is missing; build it first with: ./mvnw -B -ntp -Pquickstart -pl examples -am package\n", r.out());
     }
 
     private static String[] concat(List<String> head, String... tail) {

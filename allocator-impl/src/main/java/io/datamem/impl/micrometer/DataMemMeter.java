@@ -4,9 +4,10 @@ import io.micrometer.core.instrument.Meter;
 
 /**
  * Every meter {@link DataMemMetrics} publishes, with its name, type, base unit and description.
- * Names follow Micrometer's conventions (dot-separated, lower case, base units); a Prometheus
- * registry renders {@code datamem.memory.used} as {@code datamem_memory_used_bytes} and
- * {@code datamem.allocations} as {@code datamem_allocations_total}.
+ * Names follow Micrometer's conventions (dot-separated, lower case, base units) and Prometheus's: a
+ * meter in bytes has the unit {@code bytes} and a count has none, so a Prometheus registry renders
+ * {@code datamem.memory.used} as {@code datamem_memory_used_bytes}, {@code datamem.allocations} as
+ * {@code datamem_allocations_total} and no count ends in {@code _bytes_total}.
  *
  * <p>Every meter carries the tags {@value DataMemMetrics#TAG_HANDLER} (the handler's name),
  * {@value DataMemMetrics#TAG_VERSION} and {@value DataMemMetrics#TAG_MEMORY_KIND} ({@code host},
@@ -42,20 +43,27 @@ public enum DataMemMeter {
     FAILURES("datamem.allocation.failures", Meter.Type.COUNTER, null,
             "Allocation requests that returned NULL"),
     /**
-     * Distribution summary, bytes: the sizes of the allocations counted by {@link #ALLOCATIONS}, over
-     * the statistics' whole life: count, total and max (the largest allocation so far; it does not
-     * decay). Read from the adaptor at scrape time, so it is a custom meter of type
-     * {@code DISTRIBUTION_SUMMARY} (registries render it as a summary), not a
-     * {@code DistributionSummary} object.
+     * Counter, bytes: the sizes of the allocations counted by {@link #ALLOCATIONS} added up, over the
+     * statistics' whole life (their number is {@link #ALLOCATIONS}, a count; this is bytes). A
+     * Prometheus registry renders it {@code datamem_allocation_size_bytes_total}.
      */
-    ALLOCATION_SIZE("datamem.allocation.size", Meter.Type.DISTRIBUTION_SUMMARY, "bytes",
-            "The size of each allocation"),
+    ALLOCATION_SIZE("datamem.allocation.size", Meter.Type.COUNTER, "bytes",
+            "The sizes of the allocations counted by datamem.allocations, added up"),
     /**
-     * Counter, one per power-of-two bucket of the size histogram, published only with
-     * {@link DataMemMetrics.Builder#percentileHistogram(boolean)}: allocations of at most the bytes in
-     * the {@value DataMemMetrics#TAG_LE} tag (cumulative, as Prometheus histogram buckets).
+     * Gauge, bytes: the largest allocation so far (it does not decay). Prometheus:
+     * {@code datamem_allocation_size_max_bytes}.
      */
-    ALLOCATION_SIZE_BUCKETS("datamem.allocation.size.buckets", Meter.Type.COUNTER, null,
+    ALLOCATION_SIZE_MAX("datamem.allocation.size.max", Meter.Type.GAUGE, "bytes",
+            "The largest allocation so far"),
+    /**
+     * Counter, one per size bound, published only with
+     * {@link DataMemMetrics.Builder#percentileHistogram(boolean)}: how many allocations asked for at
+     * most the bytes in the {@value DataMemMetrics#TAG_LE} tag (cumulative, as Prometheus histogram
+     * buckets; the last bound is {@code +Inf}). A count, so it has no unit: Prometheus renders it
+     * {@code datamem_allocations_by_size_total}. The bounds: 63, 1023, 16383,
+     * 262143, 4194303, 67108863, 1073741823 bytes and {@code +Inf}.
+     */
+    ALLOCATIONS_BY_SIZE("datamem.allocations.by.size", Meter.Type.COUNTER, null,
             "Allocations of at most the size in the le tag, in bytes"),
     /**
      * Gauge, bytes, published only when the handler's stack holds a pool ({@code pool(...)}): the
@@ -97,7 +105,7 @@ public enum DataMemMeter {
     /**
      * The meter's type.
      *
-     * @return gauge, counter or distribution summary
+     * @return gauge or counter
      */
     public Meter.Type type() {
         return type;

@@ -7,10 +7,8 @@ import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Statistic;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -34,11 +32,13 @@ import java.util.function.ToDoubleFunction;
  * }</pre>
  *
  * <p>The handler's stack must contain a {@link StatisticsAdaptor} ({@code +stats}). Every meter reads
- * the adaptor's figures when the registry polls it, nothing is recorded per allocation: the
- * {@link DataMemMeter#ALLOCATION_SIZE} summary is built at scrape time from the adaptor's own
- * figures (count, total and largest allocation size, over the statistics' whole life), and with
- * {@link Builder#percentileHistogram(boolean)} the adaptor's power-of-two size histogram is
- * published as cumulative {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} counters. Bind a binder to
+ * the adaptor's figures when the registry polls it, nothing is recorded per allocation: the sizes
+ * of the allocations are read at scrape time from the adaptor's own histogram (their number
+ * {@link DataMemMeter#ALLOCATIONS}, their bytes {@link DataMemMeter#ALLOCATION_SIZE}, the largest
+ * {@link DataMemMeter#ALLOCATION_SIZE_MAX}, over the statistics' whole life), and with
+ * {@link Builder#percentileHistogram(boolean)} a few of its power-of-two bounds
+ * (63, 1023, 16383, 262143, 4194303, 67108863 and 1073741823 bytes, and {@code +Inf}) are published as cumulative {@link DataMemMeter#ALLOCATIONS_BY_SIZE}
+ * counters. Bind a binder to
  * several registries if needed; give handlers unique names within a registry (or add a
  * distinguishing tag), since meters are identified by name and tags. Thread-safe.
  */
@@ -52,10 +52,17 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
     /** The tag holding the handler's memory kind, in lower case. */
     public static final String TAG_MEMORY_KIND = "memory.kind";
     /**
-     * The tag of {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} holding a bucket's upper bound in bytes,
+     * The tag of {@link DataMemMeter#ALLOCATIONS_BY_SIZE} holding a bucket's upper bound in bytes,
      * as Prometheus names histogram bounds.
      */
     public static final String TAG_LE = "le";
+
+    /**
+     * The histogram buckets {@link DataMemMeter#ALLOCATIONS_BY_SIZE} is published for: bucket
+     * {@code k} ends at 2<sup>k</sup> - 1 bytes, so one bound every factor of 16 from 63 bytes to
+     * 1 GiB - 1, then the last bucket, published as {@code +Inf}.
+     */
+    private static final int[] SIZE_BUCKETS = {6, 10, 14, 18, 22, 26, 30, StatisticsAdaptor.HISTOGRAM_BUCKETS - 1};
 
     private final StatisticsAdaptor statistics;
     private final PoolingAllocator pool;   // the stack's pool, or null
@@ -130,9 +137,9 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
 
         /**
          * Whether the adaptor's size histogram is also published, as one cumulative
-         * {@link DataMemMeter#ALLOCATION_SIZE_BUCKETS} counter per power-of-two bucket (tag
-         * {@value DataMemMetrics#TAG_LE}: allocations of at most that many bytes), buckets a
-         * Prometheus server can aggregate. Off by default.
+         * {@link DataMemMeter#ALLOCATIONS_BY_SIZE} counter per bound
+         * (63, 1023, 16383, 262143, 4194303, 67108863, 1073741823 bytes and {@code +Inf}; tag {@value DataMemMetrics#TAG_LE}: allocations
+         * of at most that many bytes), buckets a Prometheus server can aggregate. Off by default.
          *
          * @param enabled whether to publish it
          * @return this builder
@@ -194,27 +201,22 @@ public final class DataMemMetrics implements MeterBinder, AutoCloseable {
             meters.add(counter(registry, DataMemMeter.FREES, s -> s.figures().frees()));
             meters.add(counter(registry, DataMemMeter.REALLOCATIONS, s -> s.figures().reallocations()));
             meters.add(counter(registry, DataMemMeter.FAILURES, s -> s.figures().failures()));
-            meters.add(Meter.builder(DataMemMeter.ALLOCATION_SIZE.meterName(), Meter.Type.DISTRIBUTION_SUMMARY,
-                            List.of(new Measurement(() -> statistics.histogram().total(), Statistic.COUNT),
-                                    new Measurement(() -> statistics.histogram().totalBytes(), Statistic.TOTAL),
-                                    new Measurement(() -> statistics.histogram().largestBytes(), Statistic.MAX)))
-                    .description(DataMemMeter.ALLOCATION_SIZE.description())
-                    .baseUnit(DataMemMeter.ALLOCATION_SIZE.baseUnit())
-                    .tags(tags)
-                    .register(registry));
+            meters.add(counter(registry, DataMemMeter.ALLOCATION_SIZE, s -> s.histogram().totalBytes()));
+            meters.add(gauge(registry, DataMemMeter.ALLOCATION_SIZE_MAX, s -> s.histogram().largestBytes()));
             if (pool != null) {
                 meters.add(poolGauge(registry, DataMemMeter.POOL_FREE, LayerSnapshot.Pool::freeByteSize));
                 meters.add(poolGauge(registry, DataMemMeter.POOL_LARGEST_FREE_RUN,
                         LayerSnapshot.Pool::largestFreeRunByteSize));
             }
             if (percentileHistogram) {
-                for (int b = 0; b < StatisticsAdaptor.HISTOGRAM_BUCKETS; b++) {
-                    int bucket = b;
-                    meters.add(FunctionCounter.builder(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName(), statistics,
+                for (int bucket : SIZE_BUCKETS) {
+                    String le = bucket == StatisticsAdaptor.HISTOGRAM_BUCKETS - 1 ? "+Inf"
+                            : Long.toString(StatisticsAdaptor.SizeHistogram.upperBound(bucket));
+                    meters.add(FunctionCounter.builder(DataMemMeter.ALLOCATIONS_BY_SIZE.meterName(), statistics,
                                     s -> cumulativeCount(s, bucket))
-                            .description(DataMemMeter.ALLOCATION_SIZE_BUCKETS.description())
+                            .description(DataMemMeter.ALLOCATIONS_BY_SIZE.description())
                             .tags(tags)
-                            .tag(TAG_LE, Long.toString(StatisticsAdaptor.SizeHistogram.upperBound(bucket)))
+                            .tag(TAG_LE, le)
                             .register(registry));
                 }
             }

@@ -8,10 +8,8 @@ import io.datamem.impl.pool.PoolingAllocator;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Statistic;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -42,17 +40,12 @@ class DataMemMetricsTest {
         return switch (meter(m)) {
             case Gauge g -> g.value();
             case FunctionCounter c -> c.count();
-            default -> statistic(meter(m), Statistic.COUNT);
+            default -> throw new AssertionError(m + " is neither a gauge nor a counter: " + meter(m));
         };
     }
 
-    private static double statistic(Meter meter, Statistic statistic) {
-        for (Measurement x : meter.measure()) {
-            if (x.getStatistic() == statistic) {
-                return x.getValue();
-            }
-        }
-        throw new AssertionError(meter.getId() + " has no " + statistic);
+    private static double bound(String le) {
+        return le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
     }
 
     @Test
@@ -73,7 +66,7 @@ class DataMemMetricsTest {
                 assertEquals(m.description(), meter.getId().getDescription(), m.name());
                 Set<Tag> expected = new java.util.HashSet<>(Set.of(Tag.of("handler", "aligned64+stats"),
                         Tag.of("handler.version", "1"), Tag.of("memory.kind", "host")));
-                if (m == DataMemMeter.ALLOCATION_SIZE_BUCKETS) {
+                if (m == DataMemMeter.ALLOCATIONS_BY_SIZE) {
                     expected.add(Tag.of(DataMemMetrics.TAG_LE, meter.getId().getTag(DataMemMetrics.TAG_LE)));
                 }
                 assertEquals(expected, Set.copyOf(meter.getId().getTags()), m.name());
@@ -87,13 +80,12 @@ class DataMemMetricsTest {
             assertEquals(1, value(DataMemMeter.FREES));
             assertEquals(1, value(DataMemMeter.REALLOCATIONS));
             assertEquals(1, value(DataMemMeter.FAILURES));
-            Meter sizes = meter(DataMemMeter.ALLOCATION_SIZE);
-            assertEquals(3, statistic(sizes, Statistic.COUNT), "every allocation, before binding too");
-            assertEquals(4100, statistic(sizes, Statistic.TOTAL));
-            assertEquals(3000, statistic(sizes, Statistic.MAX));
-            assertEquals(1, bucket(registry, 127), "100 bytes");
-            assertEquals(2, bucket(registry, 1023), "and 1000");
-            assertEquals(3, bucket(registry, 4095), "and 3000 (realloc growth is not an allocation)");
+            assertEquals(4100, value(DataMemMeter.ALLOCATION_SIZE), "every allocation's bytes, before binding too");
+            assertEquals(3000, value(DataMemMeter.ALLOCATION_SIZE_MAX));
+            assertEquals(0, bucket(registry, "63"));
+            assertEquals(2, bucket(registry, "1023"), "100 and 1000 bytes");
+            assertEquals(3, bucket(registry, "16383"), "and 3000 (realloc growth is not an allocation)");
+            assertEquals(3, bucket(registry, "+Inf"));
             stats.free(c, 4000);
             assertEquals(100, value(DataMemMeter.MEMORY_USED), "gauges read the statistics when polled");
         }
@@ -132,9 +124,9 @@ class DataMemMetricsTest {
         assertTrue(registry.find(DataMemMeter.POOL_FREE.meterName()).meters().isEmpty(), "removed on close");
     }
 
-    private static double bucket(MeterRegistry registry, long le) {
-        return registry.get(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName())
-                .tag(DataMemMetrics.TAG_LE, Long.toString(le)).functionCounter().count();
+    private static double bucket(MeterRegistry registry, String le) {
+        return registry.get(DataMemMeter.ALLOCATIONS_BY_SIZE.meterName())
+                .tag(DataMemMetrics.TAG_LE, le).functionCounter().count();
     }
 
     @Test
@@ -158,24 +150,28 @@ class DataMemMetricsTest {
             for (Thread t : threads) {
                 t.join();
             }
-            Meter summary = registry.get("datamem.allocation.size").tag("handler", "default_allocator+stats").meter();
-            assertEquals(Meter.Type.DISTRIBUTION_SUMMARY, summary.getId().getType());
-            assertEquals(2800, statistic(summary, Statistic.COUNT));
-            assertEquals(400 * (1 + 100 + 127 + 128 + 4096 + 70_000), statistic(summary, Statistic.TOTAL));
-            assertEquals(70_000, statistic(summary, Statistic.MAX));
-            assertEquals(400, bucket(registry, 0), "zero-byte allocations");
-            assertEquals(800, bucket(registry, 1));
-            assertEquals(1600, bucket(registry, 127));
-            assertEquals(2000, bucket(registry, 255));
-            assertEquals(2400, bucket(registry, 8191));
-            assertEquals(2800, bucket(registry, 131071));
-            assertEquals(2800, bucket(registry, io.datamem.DataMemAllocator.MAX_BYTE_SIZE));
-            assertEquals(StatisticsAdaptor.HISTOGRAM_BUCKETS,
-                    registry.find(DataMemMeter.ALLOCATION_SIZE_BUCKETS.meterName()).functionCounters().size());
+            FunctionCounter count = registry.get(DataMemMeter.ALLOCATIONS.meterName()).functionCounter();
+            FunctionCounter bytes = registry.get(DataMemMeter.ALLOCATION_SIZE.meterName()).functionCounter();
+            assertEquals("bytes", bytes.getId().getBaseUnit());
+            assertEquals(null, count.getId().getBaseUnit(), "a count has no unit");
+            assertEquals(2800, count.count());
+            assertEquals(400 * (1 + 100 + 127 + 128 + 4096 + 70_000), bytes.count());
+            assertEquals(70_000, registry.get(DataMemMeter.ALLOCATION_SIZE_MAX.meterName()).gauge().value());
+            assertEquals(800, bucket(registry, "63"), "0 and 1 bytes");
+            assertEquals(2000, bucket(registry, "1023"), "and 100, 127, 128");
+            assertEquals(2400, bucket(registry, "16383"), "and 4096");
+            assertEquals(2800, bucket(registry, "262143"), "and 70000");
+            assertEquals(List.of("63", "1023", "16383", "262143", "4194303", "67108863", "1073741823", "+Inf"),
+                    registry.find(DataMemMeter.ALLOCATIONS_BY_SIZE.meterName()).functionCounters().stream()
+                            .map(c -> c.getId().getTag(DataMemMetrics.TAG_LE))
+                            .sorted(java.util.Comparator.comparingDouble(DataMemMetricsTest::bound)).toList(),
+                    "a small set of bounds, +Inf last");
+            assertEquals(2800, bucket(registry, "+Inf"));
             // Nothing was recorded per allocation: the figures are the adaptor's, read now.
-            assertEquals(s.histogram().total(), (long) statistic(summary, Statistic.COUNT));
+            assertEquals(s.histogram().total(), (long) count.count());
             s.free(s.malloc(5), 5);
-            assertEquals(2801, statistic(summary, Statistic.COUNT), "the next read sees the next allocation");
+            assertEquals(2801, count.count(), "the next read sees the next allocation");
+            assertEquals(801, bucket(registry, "63"));
         }
     }
 
@@ -197,9 +193,9 @@ class DataMemMetricsTest {
         metrics.bindTo(other);
         MemorySegment p = stats.malloc(64);
         double count = stats.figures().allocations();
-        assertEquals(count, statistic(other.get("datamem.allocation.size").tag("app", "test").meter(), Statistic.COUNT));
-        assertEquals(count, statistic(registry.get("datamem.allocation.size").meter(), Statistic.COUNT));
-        assertEquals(count, bucket(other, 127));
+        assertEquals(count, other.get("datamem.allocations").tag("app", "test").functionCounter().count());
+        assertEquals(count, registry.get("datamem.allocations").functionCounter().count());
+        assertEquals(count, bucket(other, "1023"));
         stats.free(p, 64);
         metrics.close();
         metrics.close();

@@ -140,7 +140,7 @@ public final class ClRuntime {
         if (!d.usm()) {
             return Availability.unavailable((selector.isDefault() ? "no OpenCL device has " + OpenCl.USM_EXTENSION
                     + "; the default device " : "the device selected by '" + selector + "', ") + noUsm(d)
-                    + " (devices: " + describeDevices() + ")");
+                    + " (devices: " + describeDevices() + "); " + WHAT_TO_INSTALL);
         }
         if (kind != UsmKind.UNKNOWN && d.capabilities(kind) == 0) {
             return Availability.unavailable("device " + d + " cannot allocate USM " + kind.dpctlName() + " memory ("
@@ -179,11 +179,19 @@ public final class ClRuntime {
         return new ClRuntime(reason, List.of(), Map.of(), Map.of());
     }
 
+    /**
+     * What a user installs to get a device that serves USM: the sentence every unavailability for
+     * want of one ends with.
+     */
+    static final String WHAT_TO_INSTALL = "install an OpenCL driver (ICD) with " + OpenCl.USM_EXTENSION
+            + ", for example PoCL 6 or newer (CPU devices) or Intel's compute runtime (GPUs) or Intel's CPU"
+            + " runtime, and register its .icd file in /etc/OpenCL/vendors or in the directory OCL_ICD_VENDORS"
+            + " names";
+
     private static String whereDriversAre() {
         String vendors = System.getenv("OCL_ICD_VENDORS");
         return (vendors == null ? "OCL_ICD_VENDORS is unset, so the loader read /etc/OpenCL/vendors"
-                : "OCL_ICD_VENDORS=" + vendors) + "; for a CPU runtime with USM run .ci/install-pocl.sh and set"
-                + " OCL_ICD_VENDORS as it prints (docs/sycl.md)";
+                : "OCL_ICD_VENDORS=" + vendors) + "; " + WHAT_TO_INSTALL;
     }
 
     private static ClRuntime enumerate() {

@@ -101,7 +101,9 @@ public final class OpenCl {
             lookup = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
         } catch (IllegalArgumentException | IllegalCallerException e) {
             failure = "no OpenCL ICD loader: " + LIBRARY + " could not be loaded (" + e.getMessage()
-                    + "); install ocl-icd-libopencl1 (Debian) and an OpenCL driver with " + USM_EXTENSION;
+                    + "); install an OpenCL ICD loader (Debian: ocl-icd-libopencl1) and an OpenCL driver with "
+                    + USM_EXTENSION + ", for example PoCL 6 or newer (CPU devices) or Intel's compute runtime (GPUs)"
+                    + " or Intel's CPU runtime";
         }
         LOOKUP = lookup;
         FAILURE = failure;

@@ -119,18 +119,18 @@ final class AllocationLog {
         }
 
         /**
-         * A short report, several lines.
+         * A short report of what the replay issued, several lines: what the log holds is
+         * {@link LogContents}'s to say.
          *
          * @return the text
          */
         @Override
         public String toString() {
             return String.format(Locale.ROOT, "operations: %d (malloc %d, calloc %d, realloc %d, free %d)%n"
-                            + "failures: %d; skipped: %d; failed when logged (not replayed): %d%n"
-                            + "peak bytes: %d%nleft live by the log (freed at the end): %d blocks, %d bytes%n"
-                            + "time: %.3f ms (%.1f ns per operation)%n",
-                    operations(), mallocs, callocs, reallocs, frees, failures, skipped, loggedFailures, peakBytes,
-                    leftLiveBlocks, leftLiveBytes, nanos / 1e6, operations() == 0 ? 0.0 : (double) nanos / operations());
+                            + "failures: %d; skipped: %d%npeak bytes: %d%n"
+                            + "time: %.3f ms for one pass: not a benchmark (one cold run, first calls and fresh"
+                            + " pages included; docs/performance.md compares allocators)%n",
+                    operations(), mallocs, callocs, reallocs, frees, failures, skipped, peakBytes, nanos / 1e6);
         }
     }
 

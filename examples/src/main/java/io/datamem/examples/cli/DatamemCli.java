@@ -92,12 +92,29 @@ public final class DatamemCli {
     private static int usageError(ParameterException e, String[] args) {
         CommandLine commandLine = e.getCommandLine();
         PrintWriter err = commandLine.getErr();
-        err.println(commandLine.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+        String unknown = unknownSubcommand(e);
+        err.println(commandLine.getCommandSpec().qualifiedName() + ": " + (unknown == null ? e.getMessage()
+                : "unknown subcommand '" + unknown + "' (expected one of: "
+                + String.join(", ", commandLine.getSubcommands().keySet()) + ")"));
         if (!CommandLine.UnmatchedArgumentException.printSuggestions(e, err)) {
             commandLine.usage(err, commandLine.getColorScheme());
         }
         err.flush();
         return commandLine.getCommandSpec().exitCodeOnInvalidInput();
+    }
+
+    /**
+     * The word a user gave where a subcommand was expected and that names none ({@code datamem
+     * bogus}), or null when the error is another: an unknown option, an extra argument to a command
+     * that has no subcommands.
+     */
+    private static String unknownSubcommand(ParameterException e) {
+        if (!(e instanceof CommandLine.UnmatchedArgumentException u) || e.getCommandLine().getSubcommands().isEmpty()
+                || u.getUnmatched().isEmpty()) {
+            return null;
+        }
+        String first = u.getUnmatched().getFirst();
+        return first.startsWith("-") ? null : first;
     }
 
     /**

@@ -7,12 +7,9 @@ import io.datamem.array.NDArray;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.micrometer.DataMemMetrics;
 import io.datamem.impl.snapshot.LayerSnapshot;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Statistic;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import java.io.PrintStream;
@@ -70,23 +67,8 @@ final class ProfiledRun {
         return switch (m) {
             case Gauge g -> String.format(Locale.ROOT, "%.0f", g.value());
             case FunctionCounter c -> String.format(Locale.ROOT, "%.0f", c.count());
-            case DistributionSummary s -> String.format(Locale.ROOT, "count %d, total %.0f, max %.0f", s.count(),
-                    s.totalAmount(), s.max());
-            // datamem.allocation.size: a summary read from the statistics when polled (a custom meter)
-            default -> m.getId().getType() == Meter.Type.DISTRIBUTION_SUMMARY
-                    ? String.format(Locale.ROOT, "count %.0f, total %.0f, max %.0f", statistic(m, Statistic.COUNT),
-                            statistic(m, Statistic.TOTAL), statistic(m, Statistic.MAX))
-                    : m.measure().toString();
+            default -> m.measure().toString();
         };
-    }
-
-    private static double statistic(Meter m, Statistic statistic) {
-        for (Measurement x : m.measure()) {
-            if (x.getStatistic() == statistic) {
-                return x.getValue();
-            }
-        }
-        return Double.NaN;
     }
 
     /** x = i / n, y = 2 - x, z = 3x + y; z grows to hold x + z too; returns the sum of z. */

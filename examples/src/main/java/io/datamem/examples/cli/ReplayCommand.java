@@ -13,12 +13,14 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code datamem replay LOG --handler NAME}: replays an allocation log written by the {@code log=FILE}
- * adaptor against one or more handlers and reports peak bytes, operation counts and time.
+ * {@code datamem replay LOG --handler NAME}: says what an allocation log written by the {@code log=FILE}
+ * adaptor holds (operations, threads, sizes, peak, what it left live), then replays it against one or
+ * more handlers and reports what each replay issued, its failures and peak, and the time of that one
+ * pass, which is no benchmark.
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
-        description = "Replays an allocation log (written by a handler with +log=FILE) against handlers and reports"
-                + " operation counts, peak bytes and time.")
+        description = "Says what an allocation log (written by a handler with +log=FILE) holds, then replays it"
+                + " against handlers and reports each replay's operations, failures and peak bytes.")
 public final class ReplayCommand implements Callable<Integer> {
 
     @Spec
@@ -36,7 +38,8 @@ public final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * Replays the log against each handler and prints what each replay measured.
+     * Prints what the log holds, then replays it against each handler and prints what each replay
+     * did.
      *
      * @return {@value DatamemCli#OK} if every operation succeeded against every handler,
      *         {@value DatamemCli#FAILURE} if some failed
@@ -55,6 +58,8 @@ public final class ReplayCommand implements Callable<Integer> {
                 .toList();
         List<AllocationLog.Entry> entries = UsageErrors.readLog("LOG", log);
         System.out.println("datamem replay: " + log + ", " + entries.size() + " operations");
+        System.out.println("the log holds:");
+        LogContents.of(entries).toString().lines().forEach(l -> System.out.println("  " + l));
         int status = DatamemCli.OK;
         for (DataMemHandler h : targets) {
             AllocationLog.Replay r = AllocationLog.replay(entries, h.allocator());

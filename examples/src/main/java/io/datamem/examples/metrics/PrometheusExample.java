@@ -92,12 +92,13 @@ public final class PrometheusExample implements AutoCloseable {
     }
 
     /**
-     * The current metrics in Prometheus's text format.
+     * The current metrics in Prometheus's text format, the size buckets of each handler in numeric
+     * order.
      *
      * @return the scrape text
      */
     public String scrape() {
-        return registry.scrape();
+        return ScrapeOrder.bucketsInNumericOrder(registry.scrape());
     }
 
     /**

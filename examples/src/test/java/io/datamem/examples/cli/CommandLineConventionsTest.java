@@ -89,7 +89,10 @@ class CommandLineConventionsTest {
 
     static Stream<Arguments> usageErrors() {
         return Stream.of(
-                Arguments.of("datamem", List.of("nosuch"), "Unmatched argument at index 0: 'nosuch'"),
+                Arguments.of("datamem", List.of("nosuch"), "unknown subcommand 'nosuch' (expected one of: demo, info,"
+                        + " replay, snapshot, view, metrics, help)"),
+                Arguments.of("datamem", List.of("--nope"), "Unknown option: '--nope'"),
+                Arguments.of("datamem demo", List.of("demo", "extra"), "Unmatched argument at index 1: 'extra'"),
                 Arguments.of("datamem demo", List.of("demo", "--nope"), "Unknown option: '--nope'"),
                 Arguments.of("datamem demo", List.of("demo", "--elements=many"),
                         "Invalid value for option '--elements': 'many'"),

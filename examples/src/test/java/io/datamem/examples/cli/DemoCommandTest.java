@@ -18,8 +18,10 @@ class DemoCommandTest {
         var r = CommandLineConventionsTest.cli("demo", "--elements=" + elements);
         assertEquals(0, r.status(), r.out() + r.err());
         assertTrue(r.out().contains("; vectors of " + elements + " float64\n"), r.out());
-        assertTrue(r.out().contains("count 3, total " + 3 * 8 * elements + ", max " + 8 * elements),
-                "the profiled run allocated the vectors: " + r.out());
+        assertTrue(r.out().contains("  datamem.allocations            counter                        3\n")
+                        && r.out().contains(" bytes   " + 3 * 8 * elements + "\n")
+                        && r.out().contains("  datamem.allocation.size.max    gauge                  bytes   "
+                        + 8 * elements + "\n"), "the profiled run allocated the vectors: " + r.out());
         assertTrue(r.out().strip().endsWith("ok: both blocks computed the same result and every byte was freed"),
                 r.out());
         assertEquals("", r.err());

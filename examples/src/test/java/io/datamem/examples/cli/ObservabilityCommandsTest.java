@@ -23,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -70,12 +71,22 @@ class ObservabilityCommandsTest {
         assertEquals(0, r.status(), r.out());
         assertTrue(r.out().startsWith("datamem replay: " + log + ", 7 operations"), r.out());
         List<String> counts = lines(r.out(), "operations: ");
+        assertEquals(3, counts.size(), r.out());
+        assertTrue(counts.getFirst().startsWith("operations: 7 (malloc 1, calloc 2, realloc 1, free 3) from 1"
+                + " thread(s) over "), "first what the log holds: " + r.out());
         assertEquals(List.of("operations: 7 (malloc 1, calloc 2, realloc 1, free 3)",
-                "operations: 7 (malloc 1, calloc 2, realloc 1, free 3)"), counts);
+                "operations: 7 (malloc 1, calloc 2, realloc 1, free 3)"), counts.subList(1, 3));
+        assertEquals(List.of("sizes requested: 123 to 24000 bytes, 32523 bytes in all; at most 24400 bytes live at"
+                + " once"), lines(r.out(), "sizes requested: "));
+        assertEquals(List.of("failed when logged (not replayed): 0; left live at the end: 0 blocks, 0 bytes"),
+                lines(r.out(), "failed when logged"));
         assertEquals(List.of("peak bytes: 24400", "peak bytes: 24400"), lines(r.out(), "peak bytes: "));
         assertTrue(r.out().contains("against 'default_allocator':") && r.out().contains("against 'aligned64+stats':"),
                 r.out());
-        assertTrue(r.out().contains("time: "), r.out());
+        List<String> times = lines(r.out(), "time: ");
+        assertEquals(2, times.size(), r.out());
+        times.forEach(t -> assertTrue(t.contains(" ms for one pass: not a benchmark ("), t));
+        assertFalse(r.out().contains("per operation"), "no rate from one short cold pass: " + r.out());
     }
 
     private static List<String> lines(String text, String prefix) {
@@ -128,9 +139,16 @@ class ObservabilityCommandsTest {
         String tags = "handler=\"aligned64+stats\",handler_version=\"1\",memory_kind=\"host\"";
         assertTrue(r.out().contains("datamem_memory_used_bytes{" + tags + "} 0.0"), r.out());
         assertTrue(r.out().contains("# TYPE datamem_allocations_total counter"), r.out());
-        // The size summary is a custom meter read at scrape time: Prometheus renders one series per statistic.
-        assertTrue(r.out().contains("datamem_allocation_size_bytes_total{" + tags + ",statistic=\"COUNT\"} 200"), r.out());
-        assertTrue(r.out().contains("datamem_allocation_size_buckets_total{"), "size histogram buckets: " + r.out());
+        // Counts are counts, bytes are bytes: no count ends in _bytes_total, no series carries a statistic tag.
+        assertTrue(r.out().contains("datamem_allocations_total{" + tags + "} 200.0"), r.out());
+        assertTrue(r.out().contains("# TYPE datamem_allocation_size_bytes_total counter"), r.out());
+        assertTrue(r.out().contains("# TYPE datamem_allocation_size_max_bytes gauge"), r.out());
+        assertFalse(r.out().contains("statistic="), r.out());
+        // A few size buckets per handler, in numeric order, +Inf last.
+        List<String> bounds = Pattern.compile("datamem_allocations_by_size_total\\{[^}]*le=\"([^\"]+)\"")
+                .matcher(r.out()).results().map(m -> m.group(1)).toList();
+        assertEquals(List.of("63", "1023", "16383", "262143", "4194303", "67108863", "1073741823", "+Inf"), bounds,
+                r.out());
         Matcher peak = Pattern.compile("datamem_memory_peak_bytes\\{[^}]*} ([0-9.E]+)").matcher(r.out());
         assertTrue(peak.find() && Double.parseDouble(peak.group(1)) > 0, r.out());
     }
@@ -162,7 +180,8 @@ class ObservabilityCommandsTest {
                 "datamem.frees", "datamem.allocation.failures", "datamem.allocation.size")) {
             assertTrue(r.out().contains("  " + meter + " "), meter + " in " + r.out());
         }
-        assertTrue(r.out().contains("count 3, total 480000, max 160000"), r.out());
+        assertTrue(r.out().contains("  datamem.allocation.size        counter                bytes   480000\n"), r.out());
+        assertTrue(r.out().contains("  datamem.allocation.size.max    gauge                  bytes   160000\n"), r.out());
         assertTrue(r.out().contains("tags of every meter: handler=aligned64+stats, handler.version=1,"
                 + " memory.kind=host"), r.out());
         assertTrue(r.out().contains("the block's own figures (a statistics scope): 3 allocations, 1 reallocations,"

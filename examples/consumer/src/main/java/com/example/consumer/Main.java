@@ -14,8 +14,9 @@ public final class Main {
     /**
      * Runs the program.
      *
-     * @param args handler names to try to make after the computation (each printed with the
-     *             outcome)
+     * @param args what to do after the computation: {@code metrics} prints the handler's meters
+     *             through Micrometer (which must be on the class path or module path); any other
+     *             word is a handler name to try to make, printed with the outcome
      */
     public static void main(String[] args) {
         DataMemHandler aligned = DataMem.handler("aligned64+stats");
@@ -36,6 +37,10 @@ public final class Main {
         });
         System.out.println("consumer: sum " + sum + " through " + aligned.name());
         for (String name : args) {
+            if (name.equals("metrics")) {
+                Meters.print(aligned);
+                continue;
+            }
             try {
                 System.out.println("consumer: " + name + " -> " + DataMem.handler(name).name());
             } catch (RuntimeException e) {
