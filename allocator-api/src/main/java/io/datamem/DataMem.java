@@ -362,7 +362,7 @@ public final class DataMem {
      *
      * <p>The whole name is checked, every term and option, nested names included, before anything
      * is built: a name that is refused has had no side effect (a {@code log=FILE} is not opened or
-     * truncated). Messages quote at most the first 100 characters of the name.
+     * truncated). Messages quote at most the first 128 characters of the name.
      *
      * @param name the handler name: a leaf provider name, then {@code +adaptor} terms
      * @return the handler

@@ -15,7 +15,7 @@ import java.util.Objects;
  * a {@link CUdeviceptr} (what the driver API and kernel parameters take). Both hold the address of
  * the array's element [0, ..., 0]. The array is held against closing and resizing until this is
  * closed, through the lifecycle check every export of an array goes through
- * ({@link NDArray#pin()}): while it is held, {@code close()} and {@code resize} of the array (and
+ * ({@link NDArray#hold()}): while it is held, {@code close()} and {@code resize} of the array (and
  * of its owner, for a view) throw {@link IllegalStateException}.
  *
  * <p>Close it exactly when JCuda is done with the memory: after the kernels and copies that use
@@ -25,11 +25,11 @@ import java.util.Objects;
 public final class JCudaPointer implements AutoCloseable {
 
     private final NDArray array;
-    private final NDArray.Pin pin;
+    private final NDArray.Hold pin;
     private final long address;
     private final boolean deviceAddressable;
 
-    private JCudaPointer(NDArray array, NDArray.Pin pin, long address, boolean deviceAddressable) {
+    private JCudaPointer(NDArray array, NDArray.Hold pin, long address, boolean deviceAddressable) {
         this.array = array;
         this.pin = pin;
         this.address = address;
@@ -51,7 +51,7 @@ public final class JCudaPointer implements AutoCloseable {
      */
     public static JCudaPointer of(NDArray array) {
         Objects.requireNonNull(array, "array");
-        NDArray.Pin pin = array.pin();
+        NDArray.Hold pin = array.hold();
         try {
             MemoryTraits traits = array.traits();
             DeviceType type = traits.device().type();

@@ -10,7 +10,7 @@ import java.util.Objects;
  * A datamem array's memory as a JNA {@link Pointer}, zero-copy: the pointer holds the address of
  * the array's element [0, ..., 0] (for a C-contiguous array, its first byte), and the array is held
  * against closing and resizing until this is closed, through the lifecycle check every export of
- * an array goes through ({@link NDArray#pin()}). While it is held, {@code close()} and
+ * an array goes through ({@link NDArray#hold()}). While it is held, {@code close()} and
  * {@code resize} of the array (and of its owner, for a view) throw {@link IllegalStateException}.
  *
  * <p>Close it exactly when the native code is done with the memory; closing it again does
@@ -21,10 +21,10 @@ import java.util.Objects;
 public final class JnaPointer implements AutoCloseable {
 
     private final NDArray array;
-    private final NDArray.Pin pin;
+    private final NDArray.Hold pin;
     private final Pointer pointer;
 
-    private JnaPointer(NDArray array, NDArray.Pin pin, Pointer pointer) {
+    private JnaPointer(NDArray array, NDArray.Hold pin, Pointer pointer) {
         this.array = array;
         this.pin = pin;
         this.pointer = pointer;
@@ -46,7 +46,7 @@ public final class JnaPointer implements AutoCloseable {
      */
     public static JnaPointer of(NDArray array) {
         Objects.requireNonNull(array, "array");
-        NDArray.Pin pin = array.pin();
+        NDArray.Hold pin = array.hold();
         try {
             if (!array.traits().hostAccessible()) {
                 throw new IllegalArgumentException(array + ": its memory is " + array.traits().kind()
