@@ -82,6 +82,16 @@ final class ThreadHome {
         return h;
     }
 
+    /** This thread's region of {@code workspace}, or null if it has none (none is made). */
+    WorkspaceHeap heapIfAny(Workspace workspace) {
+        for (WorkspaceHeap h : heaps) {
+            if (h.workspace == workspace) {
+                return h;
+            }
+        }
+        return null;
+    }
+
     /** Forgets this thread's region of {@code workspace} (given back), if it has one; false if a scope of it is open. */
     boolean dropHeap(Workspace workspace) {
         for (int i = 0; i < heaps.length; i++) {

@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * A workspace: scoped compute-block memory, reclaimed all at once. Its blocks come from a region
  * it reserves from its upstream once per thread, bumped one after the other, and go back together
  * when the {@linkplain Scope scope} that allocated them ends, typically at the end of each iteration
- * of a computation. The first cycle learns how much a cycle needs (it takes chunks from the upstream
+ * of a computation (a block freed while it is the last one bumped, a temporary closed at once, goes
+ * back at once). The first cycle learns how much a cycle needs (it takes chunks from the upstream
  * as it goes); from then on a cycle of that size makes no call to the upstream.
  *
  * <pre>{@code
@@ -321,6 +322,8 @@ public final class Workspace implements DataMemAllocator {
          * @throws WrongThreadException  if called on another thread than the one that opened it
          * @throws IllegalStateException if a scope opened inside it is still open, or an export of
          *                               one of its arrays is held; the scope stays open
+         * @throws RuntimeException      what an adaptor's free threw for one of its arrays (a guard's
+         *                               finding, say), after the scope ended anyway
          */
         @Override
         public void close() {
@@ -349,9 +352,18 @@ public final class Workspace implements DataMemAllocator {
                     throw new IllegalStateException("cannot close " + describe() + ": " + e.getMessage(), e);
                 }
             }
+            RuntimeException failure = null;   // an adaptor's free that throws (a guard's finding) ends nothing early
             for (int i = 0; i < claims.length; i++) {
                 if (claims[i] != null) {
-                    arrays.get(i).endWithScope(claims[i]);
+                    try {
+                        arrays.get(i).endWithScope(claims[i]);
+                    } catch (RuntimeException e) {
+                        if (failure == null) {
+                            failure = e;
+                        } else {
+                            failure.addSuppressed(e);
+                        }
+                    }
                 }
             }
             for (int i = heaps.size() - 1; i >= 0; i--) {
@@ -360,6 +372,9 @@ public final class Workspace implements DataMemAllocator {
             }
             closed = true;
             home.scope = parent;
+            if (failure != null) {
+                throw failure;
+            }
         }
     }
 
@@ -419,7 +434,7 @@ public final class Workspace implements DataMemAllocator {
 
     /**
      * A new block of {@code newByteSize} bytes holding the old one's; the old block stays until its
-     * scope ends.
+     * scope ends (arrays in a scope are not resized: this serves other users of the allocator).
      *
      * @throws IllegalStateException if no scope is open on this thread
      */
@@ -436,12 +451,19 @@ public final class Workspace implements DataMemAllocator {
     }
 
     /**
-     * Does nothing: a workspace's blocks go back when the scope that allocated them ends (an adaptor
-     * above it still counts the free).
+     * Gives the block back at once if it is the last one bumped in this thread's region (a
+     * temporary closed right away); otherwise it goes back when the scope that allocated it ends.
+     * Another thread's free does nothing more (the region is its thread's).
      */
     @Override
     public void free(MemorySegment ptr, long byteSize) {
-        // the scope's end gives the block back
+        if (ptr.address() == 0) {
+            return;
+        }
+        WorkspaceHeap heap = ThreadHome.mine().heapIfAny(this);
+        if (heap != null) {
+            heap.release(ptr.address(), byteSize);
+        }
     }
 
     /**

@@ -87,6 +87,21 @@ final class WorkspaceHeap {
     }
 
     /**
+     * Gives back {@code [address, address + byteSize)} at once if it is the last block bumped in the
+     * region (a temporary closed right away: a loop that makes and closes one never grows its
+     * scope); otherwise it goes back when its scope ends. Only ever called for a block of a scope
+     * still open on this thread, whose array (and its views) is closed.
+     */
+    void release(long address, long byteSize) {
+        long at = address - base;
+        if (at >= 0 && at < size && at + Math.max(byteSize, 1) == used) {
+            used = at;
+            cycleBytes -= Math.max(byteSize, 1);
+            currentBytes = cycleBytes;
+        }
+    }
+
+    /**
      * A scope ends: the bump pointer goes back to {@code mark}. The outermost scope also gives the
      * spills back, and reserves a region that fits the cycle it ends if this one did not.
      */

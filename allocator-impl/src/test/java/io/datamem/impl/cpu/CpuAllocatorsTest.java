@@ -46,7 +46,7 @@ class CpuAllocatorsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> DataMem.handler("aligned64+aligned64"))
                 .getMessage().contains("only adaptors may follow '+'"));
         String unknown = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("magic")).getMessage();
-        assertTrue(unknown.contains("Available: default_allocator, aligned, hugepages, numa, pool, shared; adaptors after "
+        assertTrue(unknown.contains("Available: default_allocator, aligned, hugepages, numa, pool, shared, workspace; adaptors after "
                 + "'+': stats,"), unknown);
         String typo = assertThrows(IllegalArgumentException.class, () -> DataMem.handler("alligned64")).getMessage();
         assertTrue(typo.contains("no provider accepts 'alligned64' as a leaf; did you mean aligned64?"), typo);
