@@ -608,6 +608,9 @@ final class ArrayMemory extends PhantomReference<NDArray> {
             return;
         }
         // A workspace's block stays until its scope ends (on its thread): never retired
+        if (scope != null) {
+            scope.released(this);
+        }
         ThreadHome home = c.ownerHere() || scope != null ? null : ThreadHome.of(c.owner());
         if (home == null) {
             handler.allocator().free(MemorySegment.ofAddress(address), byteSize);

@@ -76,7 +76,7 @@ final class ThreadHome {
                 return h;
             }
         }
-        WorkspaceHeap h = workspace.newHeap();
+        WorkspaceHeap h = workspace.newHeap(this);
         heaps = Arrays.copyOf(heaps, heaps.length + 1);
         heaps[heaps.length - 1] = h;
         return h;

@@ -149,6 +149,11 @@ public final class Workspace implements DataMemAllocator {
     private final long alignment;
     private final ConcurrentLinkedQueue<WorkspaceHeap> allHeaps = new ConcurrentLinkedQueue<>();
     private volatile WorkspaceHeap lastEnded;
+    /**
+     * The region the last allocation used, whichever thread's: a thread that finds its own here
+     * skips the thread-local lookup (a plain field; the heap's final fields make the check safe).
+     */
+    private WorkspaceHeap lastHeap;
 
     private Workspace(String name, DataMemAllocator upstream, Options options) {
         this.name = name;
@@ -158,8 +163,8 @@ public final class Workspace implements DataMemAllocator {
     }
 
     /** A region for the calling thread (see {@link ThreadHome#heap}). */
-    WorkspaceHeap newHeap() {
-        WorkspaceHeap h = new WorkspaceHeap(this, upstream, alignment);
+    WorkspaceHeap newHeap(ThreadHome home) {
+        WorkspaceHeap h = new WorkspaceHeap(this, home, upstream, alignment);
         h.reserve(options.initialByteSize());
         allHeaps.add(h);
         return h;
@@ -168,6 +173,9 @@ public final class Workspace implements DataMemAllocator {
     /** A thread's region, given back: no longer counted. */
     void forget(WorkspaceHeap heap) {
         allHeaps.remove(heap);
+        if (lastHeap == heap) {
+            lastHeap = null;   // trimmed on its own thread (or its thread ended): not to be bumped again
+        }
     }
 
     /**
@@ -265,6 +273,8 @@ public final class Workspace implements DataMemAllocator {
      */
     public static final class Scope implements AutoCloseable {
 
+        private static final int COMPACT_FIRST = 16;
+
         private final DataMemHandler handler;
         private final ThreadHome home;
         private final Scope parent;
@@ -273,6 +283,8 @@ public final class Workspace implements DataMemAllocator {
         private long[] marks = new long[1];
         /** The memories of the arrays allocated in it. */
         private final List<ArrayMemory> arrays = new ArrayList<>();
+        /** The list's size at which {@link #adopt} next drops the arrays closed since. */
+        private int compactAt = COMPACT_FIRST;
         private boolean closed;
 
         private Scope(DataMemHandler handler, ThreadHome home, Scope parent) {
@@ -283,8 +295,8 @@ public final class Workspace implements DataMemAllocator {
 
         /** The mark of {@code heap} in this scope, taken on its first allocation here. */
         void enter(WorkspaceHeap heap) {
-            for (WorkspaceHeap h : heaps) {
-                if (h == heap) {
+            for (int i = heaps.size() - 1; i >= 0; i--) {
+                if (heaps.get(i) == heap) {
                     return;
                 }
             }
@@ -295,9 +307,33 @@ public final class Workspace implements DataMemAllocator {
             heaps.add(heap);
         }
 
-        /** An array allocated in this scope: closed with it. */
+        /**
+         * An array allocated in this scope: closed with it. The list drops arrays closed since
+         * whenever it doubles, so a long scope of temporaries closed out of order stays as small
+         * as its open arrays.
+         */
         void adopt(ArrayMemory m) {
+            if (arrays.size() >= compactAt) {
+                arrays.removeIf(ArrayMemory::done);
+                compactAt = Math.max(COMPACT_FIRST, 2 * arrays.size());
+            }
             arrays.add(m);
+        }
+
+        /** An array of this scope closed: forgotten at once when closed on its thread and the last adopted. */
+        void released(ArrayMemory m) {
+            if (Thread.currentThread() != home.thread) {
+                return;   // the list is the scope thread's: adopt drops it later
+            }
+            int last = arrays.size() - 1;
+            if (last >= 0 && arrays.get(last) == m) {
+                arrays.remove(last);
+            }
+        }
+
+        /** The arrays the scope keeps to close, closed ones not yet dropped included (for tests). */
+        int tracked() {
+            return arrays.size();
         }
 
         /** What this scope is, in messages. */
@@ -407,9 +443,12 @@ public final class Workspace implements DataMemAllocator {
         if (byteSize < 0 || byteSize > MAX_BYTE_SIZE) {
             return MemorySegment.NULL;
         }
-        ThreadHome home = ThreadHome.mine();
-        Scope s = scopeHere(home);
-        WorkspaceHeap heap = home.heap(this);
+        WorkspaceHeap heap = lastHeap;
+        if (heap == null || heap.thread != Thread.currentThread()) {
+            heap = ThreadHome.mine().heap(this);
+            lastHeap = heap;
+        }
+        Scope s = scopeHere(heap.home);
         s.enter(heap);
         return heap.bump(byteSize);
     }
@@ -460,7 +499,10 @@ public final class Workspace implements DataMemAllocator {
         if (ptr.address() == 0) {
             return;
         }
-        WorkspaceHeap heap = ThreadHome.mine().heapIfAny(this);
+        WorkspaceHeap heap = lastHeap;
+        if (heap == null || heap.thread != Thread.currentThread()) {
+            heap = ThreadHome.mine().heapIfAny(this);
+        }
         if (heap != null) {
             heap.release(ptr.address(), byteSize);
         }
@@ -489,7 +531,7 @@ public final class Workspace implements DataMemAllocator {
         long spills = 0;
         int threads = 0;
         for (WorkspaceHeap h : allHeaps) {
-            current += h.currentBytes;
+            current += h.currentBytes();
             largest = Math.max(largest, h.largestCycleBytes);
             regions += h.regionBytes();
             cycles += h.cycles;

@@ -24,21 +24,67 @@ public final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
 
-    private static final MethodHandle MALLOC = critical("malloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
-    private static final MethodHandle CALLOC = critical("calloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle ALIGNED_ALLOC =
-            critical("aligned_alloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle FREE = critical("free", FunctionDescriptor.ofVoid(ADDRESS));
-    private static final MethodHandle REALLOC =
-            LINKER.downcallHandle(symbol("realloc"), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
-    private static final MethodHandle MALLOC_USABLE_SIZE =
-            critical("malloc_usable_size", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
-    private static final MethodHandle SYSCONF =
-            LINKER.downcallHandle(symbol("sysconf"), FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+    // Each handle is linked on first use, in a holder class of its own: the first link in a JVM costs
+    // about 130 ms (the FFM machinery's own start), each one after about 12 ms, and a program's first
+    // array needs only malloc and free (docs/decisions.md, "Cold start")
+    private static final class Malloc {
+        static final MethodHandle H = critical("malloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG));
+    }
 
+    private static final class Calloc {
+        static final MethodHandle H = critical("calloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+    }
+
+    private static final class AlignedAlloc {
+        static final MethodHandle H = critical("aligned_alloc", FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+    }
+
+    private static final class Free {
+        static final MethodHandle H = critical("free", FunctionDescriptor.ofVoid(ADDRESS));
+    }
+
+    private static final class Realloc {
+        static final MethodHandle H = LINKER.downcallHandle(symbol("realloc"),
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG));
+    }
+
+    private static final class MallocUsableSize {
+        static final MethodHandle H = critical("malloc_usable_size", FunctionDescriptor.of(JAVA_LONG, ADDRESS));
+    }
+
+    private static final class Sysconf {
+        static final MethodHandle H = LINKER.downcallHandle(symbol("sysconf"),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+    }
+
+    private static final class PageSize {
+        static final long BYTES = fromAuxv();
+
+        /** AT_PAGESZ from the kernel's auxiliary vector (no downcall to link), else {@code sysconf}. */
+        private static long fromAuxv() {
+            try {
+                byte[] auxv = java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc/self/auxv"));
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(auxv).order(java.nio.ByteOrder.nativeOrder());
+                while (b.remaining() >= 16) {
+                    long type = b.getLong();
+                    long value = b.getLong();
+                    if (type == AT_PAGESZ && value > 0 && Long.bitCount(value) == 1) {
+                        return value;
+                    }
+                    if (type == 0) {
+                        break;
+                    }
+                }
+            } catch (java.io.IOException | SecurityException | UnsupportedOperationException e) {
+                // not Linux's /proc: ask the C library
+            }
+            return sysconf(SC_PAGESIZE);
+        }
+    }
+
+    private static final int AT_PAGESZ = 6;
     private static final int SC_PAGESIZE = 30; // Linux
     private static final int SC_NPROCESSORS_ONLN = 84; // Linux
-    private static final long PAGE_SIZE = sysconf(SC_PAGESIZE);
 
     private Libc() {
     }
@@ -66,7 +112,7 @@ public final class Libc {
      */
     public static MemorySegment malloc(long byteSize) {
         try {
-            return (MemorySegment) MALLOC.invokeExact(byteSize);
+            return (MemorySegment) Malloc.H.invokeExact(byteSize);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -81,7 +127,7 @@ public final class Libc {
      */
     public static MemorySegment calloc(long count, long elementByteSize) {
         try {
-            return (MemorySegment) CALLOC.invokeExact(count, elementByteSize);
+            return (MemorySegment) Calloc.H.invokeExact(count, elementByteSize);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -96,7 +142,7 @@ public final class Libc {
      */
     public static MemorySegment alignedAlloc(long byteAlignment, long byteSize) {
         try {
-            return (MemorySegment) ALIGNED_ALLOC.invokeExact(byteAlignment, byteSize);
+            return (MemorySegment) AlignedAlloc.H.invokeExact(byteAlignment, byteSize);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -111,7 +157,7 @@ public final class Libc {
      */
     public static MemorySegment realloc(MemorySegment ptr, long byteSize) {
         try {
-            return (MemorySegment) REALLOC.invokeExact(ptr, byteSize);
+            return (MemorySegment) Realloc.H.invokeExact(ptr, byteSize);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -124,7 +170,7 @@ public final class Libc {
      */
     public static void free(MemorySegment ptr) {
         try {
-            FREE.invokeExact(ptr);
+            Free.H.invokeExact(ptr);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -138,7 +184,7 @@ public final class Libc {
      */
     public static long mallocUsableSize(MemorySegment ptr) {
         try {
-            return (long) MALLOC_USABLE_SIZE.invokeExact(ptr);
+            return (long) MallocUsableSize.H.invokeExact(ptr);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -152,7 +198,7 @@ public final class Libc {
      */
     public static long sysconf(int name) {
         try {
-            return (long) SYSCONF.invokeExact(name);
+            return (long) Sysconf.H.invokeExact(name);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -164,7 +210,7 @@ public final class Libc {
      * @return bytes, for example 4096
      */
     public static long pageSize() {
-        return PAGE_SIZE;
+        return PageSize.BYTES;
     }
 
     /**

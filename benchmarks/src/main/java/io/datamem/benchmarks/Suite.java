@@ -153,29 +153,45 @@ public final class Suite {
      * @param iterations measured iterations; 0: the profile's
      * @param warmupMillis the least warm-up time per fork, in milliseconds; 0: the profile's
      * @param firstCpu the CPU JMH's first worker is pinned to (see {@link PinnedWorkers}); 0: the first
+     * @param gc       whether JMH's GC profiler runs too (its {@code gc.alloc.rate.norm}: heap bytes per
+     *                 operation)
      */
     record Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
-                 int iterations, int warmupMillis, int firstCpu) {
+                 int iterations, int warmupMillis, int firstCpu, boolean gc) {
 
         Stage(String name, String include, int threads, Map<String, String[]> params, boolean single) {
-            this(name, include, threads, params, single, 0, 0, 0, 0);
+            this(name, include, threads, params, single, 0, 0, 0, 0, false);
         }
 
         Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
               int iterations) {
-            this(name, include, threads, params, single, forks, iterations, 0, 0);
+            this(name, include, threads, params, single, forks, iterations, 0, 0, false);
         }
 
         Stage(String name, String include, int threads, Map<String, String[]> params, boolean single, int forks,
               int iterations, int warmupMillis) {
-            this(name, include, threads, params, single, forks, iterations, warmupMillis, 0);
+            this(name, include, threads, params, single, forks, iterations, warmupMillis, 0, false);
         }
 
         /** This stage with its first worker pinned to another CPU. */
         Stage onCpu(int cpu) {
-            return new Stage(name, include, threads, params, single, forks, iterations, warmupMillis, cpu);
+            return new Stage(name, include, threads, params, single, forks, iterations, warmupMillis, cpu, gc);
+        }
+
+        /** This stage with JMH's GC profiler. */
+        Stage withGc() {
+            return new Stage(name, include, threads, params, single, forks, iterations, warmupMillis, firstCpu, true);
         }
     }
+
+    /** The stage that times a program's first seconds in fresh JVMs and fresh Pythons ({@link ColdStart}). */
+    static final String COLD_STAGE = "cold";
+
+    /**
+     * The least warm-up per fork of the compute kernels: the mixed use in their setup compiles the
+     * kernels once per way of use; the measured methods then compile with every path in their profile.
+     */
+    static final int COMPUTE_WARMUP_MILLIS = 3000;
 
     /**
      * The least warm-up per fork of the array and exchange stages: the JIT compiles, deoptimises
@@ -239,6 +255,15 @@ public final class Suite {
         }
         stages.add(new Stage("arrays-access", PACKAGE + "NDArrayAccess\\.", 1, Map.of(), false, vf, ai,
                 ARRAY_WARMUP_MILLIS));
+        // Heap bytes per written small-array lifecycle (JMH's GC profiler; one fork: the figure is exact)
+        stages.add(new Stage("arrays-gc", PACKAGE + "NDArrayLifecycle\\.written$", 1, Map.of("elements",
+                new String[] {"8"}, "handler", new String[] {"default_allocator", "pool(aligned64)"}), false, 1, vi)
+                .withGc());
+        stages.add(new Stage("compute", PACKAGE + "ComputeKernels\\.", 1, Map.of(), false, vf, vi,
+                COMPUTE_WARMUP_MILLIS));
+        stages.add(new Stage("workspace", PACKAGE + "WorkspaceCycle\\.", 1, Map.of(), false, vf, ai,
+                ARRAY_WARMUP_MILLIS));
+        stages.add(new Stage(COLD_STAGE, "", 1, Map.of(), false));
         stages.add(new Stage("exchanges", PACKAGE + "Exchanges\\.", 1, Map.of(), false, vf, ai, ARRAY_WARMUP_MILLIS));
         stages.add(new Stage("ipc", PACKAGE + "IpcOpen\\.", 1, Map.of(), false, vf, vi));
         // UCX over loopback: puts over the shared-memory transports against memcpy and a socket copy
@@ -309,6 +334,8 @@ public final class Suite {
                     runRss(profile, include, results, notes);
                 } else if (stage.name().equals(C_STAGE)) {
                     runCPeers(profile, include, results, notes);
+                } else if (stage.name().equals(COLD_STAGE)) {
+                    runCold(profile, include, python, results, notes);
                 } else {
                     runStage(profile, stage, include, results, notes);
                 }
@@ -409,6 +436,9 @@ public final class Suite {
                     .measurementTime(TimeValue.milliseconds(p.iterationMillis()));
         }
         stage.params().forEach(o::param);
+        if (stage.gc()) {
+            o.addProfiler(org.openjdk.jmh.profile.GCProfiler.class);
+        }
         System.out.println("# datamem suite: stage " + stage.name() + " (" + p.name() + " profile)");
         for (int waited = 0; ; waited += 5) {
             try {
@@ -456,6 +486,18 @@ public final class Suite {
         }
         Pattern in = Pattern.compile(include);
         return Arrays.stream(names).anyMatch(n -> in.matcher(n).find());
+    }
+
+    /** Times a program's first seconds in fresh JVMs and fresh Pythons (see {@link ColdStart}). */
+    private static void runCold(Profile p, String include, String python, Path results, Path notes)
+            throws IOException, InterruptedException {
+        if (!included(include, ColdStart.JAVA_FIRST, ColdStart.NUMPY_FIRST)) {
+            return;
+        }
+        int repeats = p == SMOKE ? 1 : p.verdictForks() * 2;
+        System.out.println("# datamem suite: stage " + COLD_STAGE + " (" + p.name() + " profile): " + repeats
+                + " fresh JVMs and Pythons");
+        ColdStart.run(repeats, jvmArgs(notes), python, results.resolve(COLD_STAGE + ".json"), notes);
     }
 
     /** Measures the trace's peak resident memory per allocator, in JVMs of its own. */

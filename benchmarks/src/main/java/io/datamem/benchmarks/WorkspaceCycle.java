@@ -10,6 +10,7 @@ import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -20,9 +21,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A workspace's costs: a written small-array lifecycle ({@code empty(FLOAT64, 8)}, one
- * {@code setDouble}, one {@code getDouble}, {@code close}) inside an open scope of
- * {@code workspace(pool(aligned64))}, against the same lifecycle on {@code pool(aligned64)}; and a
- * scope's enter + exit, empty and with one array in it.
+ * {@code setDouble}, one {@code getDouble}, {@code close}) in a loop inside an open scope of
+ * {@code workspace(pool(aligned64))}, against the same loop on {@code pool(aligned64)}, each with the
+ * handler bound once per {@value #BATCH} lifecycles; and a scope's enter + exit, empty, and a
+ * {@link Workspace#run} cycle with one array in it.
  */
 @Fork(jvmArgsAppend = Suite.TOUCHED_HEAP)
 @State(Scope.Thread)
@@ -53,30 +55,40 @@ public class WorkspaceCycle {
     }
 
     /**
-     * The written small-array lifecycle in the open workspace scope.
+     * The written small-array lifecycle in the open workspace scope, {@value #BATCH} to a binding of
+     * the handler (a compute block's loop, not the binding, is what is timed).
      *
-     * @return the element read
+     * @return the sum of the elements read
      */
     @Benchmark
+    @OperationsPerInvocation(BATCH)
     public double lifecycleInWorkspace() {
-        return DataMem.callWith(workspace, WorkspaceCycle::written);
+        return DataMem.callWith(workspace, WorkspaceCycle::batch);
     }
 
     /**
-     * The same lifecycle on {@code pool(aligned64)}.
+     * The same lifecycles on {@code pool(aligned64)}.
      *
-     * @return the element read
+     * @return the sum of the elements read
      */
     @Benchmark
+    @OperationsPerInvocation(BATCH)
     public double lifecycleOnPool() {
-        return DataMem.callWith(pool, WorkspaceCycle::written);
+        return DataMem.callWith(pool, WorkspaceCycle::batch);
     }
 
-    private static double written() {
-        try (NDArray a = NDArray.empty(DType.FLOAT64, 8)) {
-            a.setDouble(1.0, 3);
-            return a.getDouble(3);
+    /** Lifecycles per binding in the lifecycle benchmarks. */
+    static final int BATCH = 100;
+
+    private static double batch() {
+        double sum = 0;
+        for (int i = 0; i < BATCH; i++) {
+            try (NDArray a = NDArray.empty(DType.FLOAT64, 8)) {
+                a.setDouble(i, 3);
+                sum += a.getDouble(3);
+            }
         }
+        return sum;
     }
 
     /**

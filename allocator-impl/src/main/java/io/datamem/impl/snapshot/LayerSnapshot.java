@@ -10,7 +10,7 @@ import java.util.Objects;
 
 /**
  * What one layer of a handler's stack says about its memory in a {@link MemorySnapshot}, by kind:
- * statistics, tracking, a limit, a pool, placement, or a layer that says nothing but its type.
+ * statistics, tracking, a limit, a pool, a workspace, placement, or a layer that says nothing but its type.
  * Each record states what it promises when other threads allocate while it is read.
  */
 public sealed interface LayerSnapshot {
@@ -25,8 +25,8 @@ public sealed interface LayerSnapshot {
     /**
      * The kind of section, as the JSON schema's {@code "layer"} field names it.
      *
-     * @return {@code statistics}, {@code tracking}, {@code limit}, {@code pool}, {@code placement}
-     *         or {@code other}
+     * @return {@code statistics}, {@code tracking}, {@code limit}, {@code pool}, {@code workspace},
+     *         {@code placement} or {@code other}
      */
     String kind();
 
@@ -209,6 +209,59 @@ public sealed interface LayerSnapshot {
         @Override
         public String kind() {
             return "limit";
+        }
+    }
+
+    /**
+     * A workspace ({@code workspace(UPSTREAM)}): the bytes of its cycles and the regions its threads
+     * hold. Each thread's figures are its own plain fields, read without a lock while it may be
+     * allocating: exact once the threads that used the workspace are between cycles, and otherwise
+     * each thread's at about the instant it was read.
+     *
+     * @param type              the layer's class
+     * @param currentCycleBytes the bytes the open cycles have allocated, over all threads
+     * @param lastCycleBytes    the bytes the cycle that ended last allocated
+     * @param largestCycleBytes the most bytes one cycle allocated
+     * @param regionBytes       the regions the threads hold now, in all
+     * @param cycles            the cycles ended
+     * @param spills            the chunks cycles took from the upstream beyond their region
+     * @param threads           the threads that have a region
+     */
+    record Workspace(String type, long currentCycleBytes, long lastCycleBytes, long largestCycleBytes,
+                     long regionBytes, long cycles, long spills, int threads) implements LayerSnapshot {
+
+        /**
+         * Validates.
+         *
+         * @throws NullPointerException     if {@code type} is null
+         * @throws IllegalArgumentException if a figure is negative
+         */
+        public Workspace {
+            Objects.requireNonNull(type, "type");
+            if (currentCycleBytes < 0 || lastCycleBytes < 0 || largestCycleBytes < 0 || regionBytes < 0 || cycles < 0
+                    || spills < 0 || threads < 0) {
+                throw new IllegalArgumentException("workspace figures " + currentCycleBytes + ", " + lastCycleBytes
+                        + ", " + largestCycleBytes + ", " + regionBytes + ", " + cycles + ", " + spills + ", "
+                        + threads + " (expected: each >= 0)");
+            }
+        }
+
+        /**
+         * A workspace's figures as a snapshot's section.
+         *
+         * @param figures what {@link io.datamem.array.Workspace#figures()} returned
+         * @return the section
+         * @throws NullPointerException if {@code figures} is null
+         */
+        public static Workspace of(io.datamem.array.Workspace.Figures figures) {
+            return new Workspace("Workspace", figures.currentCycleBytes(), figures.lastCycleBytes(),
+                    figures.largestCycleBytes(), figures.regionBytes(), figures.cycles(), figures.spills(),
+                    figures.threads());
+        }
+
+        @Override
+        public String kind() {
+            return "workspace";
         }
     }
 

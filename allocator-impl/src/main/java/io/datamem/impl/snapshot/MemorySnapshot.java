@@ -2,6 +2,7 @@ package io.datamem.impl.snapshot;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.array.Workspace;
 import io.datamem.impl.AllocatorStack;
 
 import java.io.IOException;
@@ -129,6 +130,9 @@ public record MemorySnapshot(Instant time, long processId, List<Handler> handler
                 if (layer instanceof SnapshotSource source) {
                     layers.add(source.snapshot());
                     next = source.snapshotUpstream();   // only the last layer's counts: a leaf's
+                } else if (layer instanceof Workspace w) {   // in allocator-api, which knows no snapshots
+                    layers.add(LayerSnapshot.Workspace.of(w.figures()));
+                    next = w.upstream();
                 } else {
                     layers.add(new LayerSnapshot.Other(typeName(layer), Map.of()));
                     next = null;
@@ -321,7 +325,7 @@ public record MemorySnapshot(Instant time, long processId, List<Handler> handler
 
         /**
          * The bytes live through the handler, from its outermost layer that knows: the tracked
-         * blocks, the statistics, the limit, or the pool's blocks in use.
+         * blocks, the statistics, the limit, the pool's blocks in use, or a workspace's open cycles.
          *
          * @return bytes, or empty if no layer keeps figures
          */
@@ -339,6 +343,9 @@ public record MemorySnapshot(Instant time, long processId, List<Handler> handler
                     }
                     case LayerSnapshot.Pool p -> {
                         return OptionalLong.of(p.usedByteSize() + p.largeByteSize());
+                    }
+                    case LayerSnapshot.Workspace w -> {
+                        return OptionalLong.of(w.currentCycleBytes());
                     }
                     default -> {
                     }
@@ -383,6 +390,11 @@ public record MemorySnapshot(Instant time, long processId, List<Handler> handler
                                     + " %d bytes), %d of %d slabs wholly free; %d bytes in %d large block(s)%n",
                             p.runByteSize(), p.usedByteSize(), p.freeByteSize(), p.largestFreeRunByteSize(),
                             p.whollyFreeSlabs(), p.slabCount(), p.largeByteSize(), p.largeBlocks().size()));
+                    case LayerSnapshot.Workspace w -> b.append(String.format(Locale.ROOT,
+                            "  workspace: %d bytes in the open cycles, last cycle %d, largest %d; %d bytes of regions"
+                                    + " on %d thread(s), %d cycle(s), %d spill(s)%n", w.currentCycleBytes(),
+                            w.lastCycleBytes(), w.largestCycleBytes(), w.regionBytes(), w.threads(), w.cycles(),
+                            w.spills()));
                     default -> {
                     }
                 }

@@ -125,6 +125,10 @@ final class SnapshotJson {
                 }
                 out.end(']');
             }
+            case LayerSnapshot.Workspace w -> out.field("currentCycleBytes", w.currentCycleBytes())
+                    .field("lastCycleBytes", w.lastCycleBytes()).field("largestCycleBytes", w.largestCycleBytes())
+                    .field("regionBytes", w.regionBytes()).field("cycles", w.cycles()).field("spills", w.spills())
+                    .field("threads", w.threads());
             case LayerSnapshot.Placement p -> {
                 out.name("mappings").beginArray(true);
                 for (LayerSnapshot.Mapping m : p.mappings()) {
@@ -217,9 +221,12 @@ final class SnapshotJson {
                     new LayerSnapshot.Mapping(m.hex("address"), m.number("byteSize"), m.number("mappedByteSize"),
                             m.number("pageSize"), m.string("pages"), m.string("policy"),
                             m.list("nodes", (n, w) -> n.node()))));
+            case "workspace" -> new LayerSnapshot.Workspace(type, l.number("currentCycleBytes"),
+                    l.number("lastCycleBytes"), l.number("largestCycleBytes"), l.number("regionBytes"),
+                    l.number("cycles"), l.number("spills"), l.integer("threads"));
             case "other" -> new LayerSnapshot.Other(type, l.has("details") ? l.strings("details") : Map.of());
             default -> throw new Misread(at + ".layer: '" + kind + "' (expected: statistics,"
-                    + " tracking, limit, pool, placement or other)");
+                    + " tracking, limit, pool, workspace, placement or other)");
         };
     }
 

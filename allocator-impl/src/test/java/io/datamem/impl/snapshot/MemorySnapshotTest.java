@@ -215,6 +215,31 @@ class MemorySnapshotTest {
     }
 
     @Test
+    void aWorkspaceReportsItsCyclesAndTheSnapshotWalksOnIntoItsUpstream() {
+        DataMemHandler h = DataMem.createHandler("workspace(pool(aligned64)+stats)");
+        io.datamem.array.Workspace.run(h, () -> {
+            for (int i = 0; i < 4; i++) {
+                NDArray.zeros(DType.FLOAT64, 128).setDouble(i, 0);   // 1 KiB each, left to the scope
+            }
+        });
+        MemorySnapshot s = MemorySnapshot.take(h);
+        List<LayerSnapshot> layers = s.handlers().getFirst().layers();
+        LayerSnapshot.Workspace w = assertInstanceOf(LayerSnapshot.Workspace.class, layers.getFirst());
+        assertEquals(4096, w.lastCycleBytes());
+        assertEquals(4096, w.largestCycleBytes());
+        assertEquals(0, w.currentCycleBytes(), "no cycle open");
+        assertEquals(1, w.cycles());
+        assertTrue(w.regionBytes() >= 4096, w.toString());
+        assertTrue(layers.stream().anyMatch(l -> l instanceof LayerSnapshot.Pool), "on into the upstream: " + layers);
+        assertTrue(layers.stream().anyMatch(l -> l instanceof LayerSnapshot.Statistics), layers.toString());
+        assertEquals(s, MemorySnapshot.parse(s.toJson()));
+        assertTrue(s.summary().contains("workspace: 0 bytes in the open cycles, last cycle 4096, largest 4096"),
+                s.summary());
+        assertThrows(IllegalArgumentException.class, () -> new LayerSnapshot.Workspace("Workspace", -1, 0, 0, 0, 0,
+                0, 0));
+    }
+
+    @Test
     void jsonRoundTripsEveryKindOfLayerAndAwkwardText() {
         Instant t = Instant.parse("2026-11-22T01:03:12.345678901Z");
         LiveBlock block = new LiveBlock(0xffff_fff0_0000_0040L, 48, "w\"orker\n\u00e9\u2028", 7, t,

@@ -71,9 +71,7 @@ public final class Report {
     /** Goal: pool(aligned64) faster than default_allocator and the Java peers at every size up to this many bytes. */
     public static final long POOL_MAX_SIZE = 1L << 20;
     /** Goal: the written-array lifecycle on default_allocator at most this factor of NumPy's. */
-    public static final double ARRAY_VS_NUMPY = 0.5;
-    /** Goal: the written-array lifecycle at most this factor of the handler's own malloc + free. */
-    public static final double ARRAY_VS_MALLOC = 3.0;
+    public static final double ARRAY_VS_NUMPY = 0.25;
     /** Goal: an element accessor at most this factor of raw {@code MemorySegment} access. */
     public static final double ACCESS_VS_SEGMENT = 1.5;
     /** Goal: each thread's lifecycle on 2 threads at most this factor of the 1-thread lifecycle. */
@@ -256,6 +254,7 @@ public final class Report {
         slots.put("streaming", streaming());
         slots.put("arrays", arrays());
         slots.put("access", access());
+        slots.put("compute", new ComputeSection(this).section());
         slots.put("notes", notes());
         return fill(template(), slots);
     }
@@ -568,7 +567,7 @@ public final class Report {
         goals.add(ucxRegistrationGoal());
         goals.add(thpGoal());
         goals.add(arrayVsNumPy());
-        goals.add(arrayVsMalloc());
+        goals.addAll(new ComputeSection(this).goals());
         goals.add(accessVsSegment(false));
         goals.add(accessVsSegment(true));
         goals.add(twoThreadsVsOne());
@@ -658,7 +657,7 @@ public final class Report {
         return alloc(row, byteSize, threads).map(Result::error).orElse(Double.NaN);
     }
 
-    private static final String NOT_MEASURED = "not measured";
+    static final String NOT_MEASURED = "not measured";
 
     private Goal defaultVsC() {
         String goal = "`default_allocator` within " + DEFAULT_VS_C + "× of C";
@@ -1630,7 +1629,7 @@ public final class Report {
     }
 
     /** A ratio and its error (NaN where a figure has none), for a goal's figures. */
-    private record Ratio(double value, double error, int forks) {
+    record Ratio(double value, double error, int forks) {
 
         static Ratio of(Result a, Result b) {
             double e = Double.isFinite(a.error()) && Double.isFinite(b.error())
@@ -1703,62 +1702,6 @@ public final class Report {
         double m = lifecycle("mallocFree", handler, elements, threads).map(Result::score).orElse(Double.NaN);
         return sizeName(elements * 8) + " on " + handler + ": " + fmt(w) + " ns = malloc + free " + fmt(m)
                 + " + the array " + fmt(e - m) + " + the access " + fmt(w - e);
-    }
-
-    private Goal arrayVsMalloc() {
-        return perArrayRatio("written-array lifecycle ≤ " + fmt(ARRAY_VS_MALLOC) + "× the handler's own malloc + free"
-                + " (1 thread)", ARRAY_VS_MALLOC, (h, n) -> lifecycle("written", h, n, 1),
-                (h, n) -> lifecycle("mallocFree", h, n, 1), (h, n) -> decomposition(h, n, 1) + minimalShare(h, n),
-                whys -> whys.isEmpty() ? "" : whys(whys) + minimalVerdict());
-    }
-
-    /**
-     * What a minimal array ({@code NDArrayLifecycle.minimalArray}) takes, for a missed pair's
-     * explanation: empty when it was not measured.
-     */
-    private String minimalShare(String handler, long elements) {
-        return minimalVsPair(handler, elements).map(r -> "; a minimal array takes "
-                + fmt(lifecycle("minimalArray", handler, elements, 1).orElseThrow().score()) + " ns, " + r
-                + " the pair").orElse("");
-    }
-
-    /** A minimal array's lifecycle over the handler's pair, on 1 thread, when both were measured. */
-    private Optional<Ratio> minimalVsPair(String handler, long elements) {
-        Optional<Result> f = lifecycle("minimalArray", handler, elements, 1);
-        Optional<Result> m = lifecycle("mallocFree", handler, elements, 1);
-        return f.isEmpty() || m.isEmpty() ? Optional.empty() : Optional.of(Ratio.of(f.get(), m.get()));
-    }
-
-    /**
-     * Where a minimal array alone exceeds the pair goal's target: the arrays and handlers for
-     * which no design of an array with leak detection and a once-only close could meet it here.
-     */
-    private String minimalVerdict() {
-        List<String> over = new ArrayList<>();
-        boolean any = false;
-        for (String h : ARRAY_HANDLERS) {
-            for (long n : ARRAY_ELEMENTS) {
-                Optional<Ratio> ratio = minimalVsPair(h, n);
-                if (ratio.isEmpty()) {
-                    continue;
-                }
-                any = true;
-                Ratio r = ratio.get();
-                if (r.value() > ARRAY_VS_MALLOC) {
-                    over.add(h + " " + sizeName(n * 8) + " " + r);
-                }
-            }
-        }
-        if (!any) {
-            return "";
-        }
-        String minimal = " *A minimal array* is `NDArrayLifecycle.minimalArray`, not datamem: the same pair around the least an"
-                + " array over native memory costs on this JVM with leak detection and a close that runs once (an"
-                + " object with its shape, a phantom reference kept in a per-thread slot, one element written and"
-                + " read, one compare-and-set), with none of datamem's checks.";
-        return minimal + (over.isEmpty() ? " It stays within the target everywhere: the rest is datamem's protocol."
-                : " It alone exceeds the target at " + String.join("; ", over) + ": there, no design that keeps those"
-                + " two promises can meet the goal on this machine.");
     }
 
     private Goal twoThreadsVsOne() {

@@ -92,7 +92,33 @@ public record Result(String benchmark, Map<String, String> params, int threads, 
         if (!(Json.parse(json) instanceof List<?> list)) {
             throw new IllegalArgumentException("not a JMH JSON result file: the top level is not an array");
         }
-        return list.stream().map(Result::of).toList();
+        List<Result> all = new java.util.ArrayList<>();
+        for (Object o : list) {
+            Result r = of(o);
+            all.add(r);
+            all.addAll(secondary(r, (Map<?, ?>) o));
+        }
+        return all;
+    }
+
+    /**
+     * A result's secondary metrics (a profiler's, such as the GC profiler's
+     * {@code gc.alloc.rate.norm}), each as a result of its own named {@code BENCHMARK:METRIC}.
+     */
+    private static List<Result> secondary(Result r, Map<?, ?> m) {
+        if (!(m.get("secondaryMetrics") instanceof Map<?, ?> metrics)) {
+            return List.of();
+        }
+        List<Result> out = new java.util.ArrayList<>();
+        metrics.forEach((k, v) -> {
+            if (v instanceof Map<?, ?> metric && metric.get("score") != null) {
+                String key = String.valueOf(k).replace("\u00b7", "");
+                out.add(new Result(r.benchmark() + ":" + key, r.params(), r.threads(), r.mode(),
+                        number(metric.get("score")), number(metric.get("scoreError")),
+                        String.valueOf(metric.get("scoreUnit")), r.jdk(), r.forks(), Map.of()));
+            }
+        });
+        return out;
     }
 
     private static Result of(Object o) {
