@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * small array ({@code empty(FLOAT64, 8)}, one {@code setDouble}, one {@code getDouble},
  * {@code close}, on the process default), then the ns per lifecycle of the next {@value #COUNT};
  * against a fresh Python's {@code import numpy} and the same lifecycle in a plain {@code for} loop
- * ({@code numpy_cold.py}), timed in the same run. Run by the suite in processes of their own; as a
+ * ({@code numpy_cold.py}), timed in the same run; and the same JVMs again with the JDK's AOT cache
+ * ({@code -XX:AOTCache}, written by one training run of this program). Run by the suite in processes of their own; as a
  * program ({@link #main}) it is one such JVM, and prints {@code firstArrayMillis nextNanos}.
  */
 public final class ColdStart {
@@ -32,6 +33,10 @@ public final class ColdStart {
     public static final String JAVA_FIRST = "io.datamem.benchmarks.ColdStart.firstArray";
     /** See {@link #JAVA_FIRST}. */
     public static final String JAVA_NEXT = "io.datamem.benchmarks.ColdStart.nextLifecycles";
+    /** See {@link #JAVA_FIRST}: the same in JVMs started with an AOT cache of a training run. */
+    public static final String AOT_FIRST = "io.datamem.benchmarks.ColdStart.firstArrayAotCache";
+    /** See {@link #AOT_FIRST}. */
+    public static final String AOT_NEXT = "io.datamem.benchmarks.ColdStart.nextLifecyclesAotCache";
     /** See {@link #JAVA_FIRST}. */
     public static final String NUMPY_IMPORT = "io.datamem.benchmarks.NumPy.coldImport";
     /** See {@link #JAVA_FIRST}. */
@@ -79,22 +84,31 @@ public final class ColdStart {
      */
     static void run(int repeats, List<String> jvmArgs, String python, Path out, Path notes)
             throws IOException, InterruptedException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        double[] first = new double[repeats];
-        double[] next = new double[repeats];
-        for (int r = 0; r < repeats; r++) {
-            List<String> cmd = new ArrayList<>(List.of(java.toString()));
-            cmd.addAll(jvmArgs);
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ColdStart.class.getName()));
-            String[] f = runProcess(cmd, null).strip().split("\\s+");
-            first[r] = Double.parseDouble(f[0]);
-            next[r] = Double.parseDouble(f[1]);
-        }
         String jdk = "JDK " + System.getProperty("java.version");
         List<String> json = new ArrayList<>();
         Map<String, String> none = Map.of();
-        json.add(ExternalResults.result(JAVA_FIRST, "cold", none, repeats, first, "ms/op", jdk));
-        json.add(ExternalResults.result(JAVA_NEXT, "cold", none, repeats, next, "ns/op", jdk));
+        double[][] plain = fresh(repeats, jvmArgs);
+        json.add(ExternalResults.result(JAVA_FIRST, "cold", none, repeats, plain[0], "ms/op", jdk));
+        json.add(ExternalResults.result(JAVA_NEXT, "cold", none, repeats, plain[1], "ns/op", jdk));
+        // The JDK's AOT cache (JEP 483, 514, 515): one training run writes it, the measured JVMs map it
+        Path cache = Files.createTempFile("datamem-cold", ".aot");
+        try {
+            Files.delete(cache);
+            List<String> training = new ArrayList<>(jvmArgs);
+            training.add("-XX:AOTCacheOutput=" + cache);
+            fresh(1, training);
+            if (Files.isRegularFile(cache)) {
+                List<String> withCache = new ArrayList<>(jvmArgs);
+                withCache.add("-XX:AOTCache=" + cache);
+                double[][] aot = fresh(repeats, withCache);
+                json.add(ExternalResults.result(AOT_FIRST, "cold", none, repeats, aot[0], "ms/op", jdk));
+                json.add(ExternalResults.result(AOT_NEXT, "cold", none, repeats, aot[1], "ns/op", jdk));
+            } else {
+                note(notes, "the training run wrote no AOT cache: the AOT-cache figures are not measured");
+            }
+        } finally {
+            Files.deleteIfExists(cache);
+        }
         String script;
         try (InputStream in = ColdStart.class.getResourceAsStream("numpy_cold.py")) {
             script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
@@ -130,7 +144,23 @@ public final class ColdStart {
         }
         Files.writeString(out, "[\n" + String.join(",\n", json) + "\n]\n", StandardCharsets.UTF_8);
         note(notes, repeats + " fresh JVMs (from main: the first written array, then " + COUNT
-                + " more) and as many fresh Pythons (import numpy, then the same loop)");
+                + " more), as many with an AOT cache of one training run, and as many fresh Pythons (import numpy,"
+                + " then the same loop)");
+    }
+
+    /** {@code repeats} fresh JVMs of {@link #main}: their first-array ms and next-lifecycle ns. */
+    private static double[][] fresh(int repeats, List<String> jvmArgs) throws IOException, InterruptedException {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        double[][] out = new double[2][repeats];
+        for (int r = 0; r < repeats; r++) {
+            List<String> cmd = new ArrayList<>(List.of(java.toString()));
+            cmd.addAll(jvmArgs);
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ColdStart.class.getName()));
+            String[] f = runProcess(cmd, null).strip().split("\\s+");
+            out[0][r] = Double.parseDouble(f[0]);
+            out[1][r] = Double.parseDouble(f[1]);
+        }
+        return out;
     }
 
     private static String runProcess(List<String> cmd, String stdin) throws IOException, InterruptedException {
