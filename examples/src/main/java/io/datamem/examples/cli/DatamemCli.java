@@ -26,7 +26,7 @@ import java.util.Properties;
  */
 @Command(name = "datamem", mixinStandardHelpOptions = true, versionProvider = DatamemCli.Version.class,
         description = "Pluggable native-memory allocators for the JVM (NEP 49 for Java).",
-        subcommands = {DemoCommand.class, InfoCommand.class, ReplayCommand.class, SnapshotCommand.class,
+        subcommands = {DemoCommand.class, ComputeCommand.class, InfoCommand.class, ReplayCommand.class, SnapshotCommand.class,
                 ViewCommand.class, MetricsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class DatamemCli {

@@ -89,7 +89,7 @@ class CommandLineConventionsTest {
 
     static Stream<Arguments> usageErrors() {
         return Stream.of(
-                Arguments.of("datamem", List.of("nosuch"), "unknown subcommand 'nosuch' (expected one of: demo, info,"
+                Arguments.of("datamem", List.of("nosuch"), "unknown subcommand 'nosuch' (expected one of: demo, compute, info,"
                         + " replay, snapshot, view, metrics, help)"),
                 Arguments.of("datamem", List.of("--nope"), "Unknown option: '--nope'"),
                 Arguments.of("datamem demo", List.of("demo", "extra"), "Unmatched argument at index 1: 'extra'"),
