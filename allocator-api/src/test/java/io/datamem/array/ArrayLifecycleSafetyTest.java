@@ -98,7 +98,7 @@ class ArrayLifecycleSafetyTest {
                 a -> DLPack.toDLPack(a, 1),
                 a -> DLPack.toDLPack(a, 0),
                 a -> a.whileHeld(() -> fail("the action ran on an array that must refuse it")),
-                NDArray::pin,
+                NDArray::hold,
                 a -> a.reshape(-1),
                 a -> a.slice(Slice.all()),
                 NDArray::transpose,
@@ -175,8 +175,8 @@ class ArrayLifecycleSafetyTest {
         exported.remove(base.address());
         base.resize(64);
         base.close();
-        assertThrows(IllegalStateException.class, base::pin);
-        assertThrows(IllegalStateException.class, view::pin);
+        assertThrows(IllegalStateException.class, base::hold);
+        assertThrows(IllegalStateException.class, view::hold);
         second.close();                            // after the close too
     }
 
