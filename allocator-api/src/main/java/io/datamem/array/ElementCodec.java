@@ -17,41 +17,86 @@ final class ElementCodec {
     private ElementCodec() {
     }
 
+    // Every method on the paths of readDouble, readLong, writeDouble and writeLong is at most 35
+    // bytes of bytecode, the size the JIT inlines even at a call site it thinks cold. A loop over
+    // float64 arrays in a program that also reads int32 arrays elsewhere sees the int32 branch as
+    // possible but cold: a helper too big to inline there left a call in the loop, and a call makes
+    // every field load of the loop reload each time (a 256 x 256 matrix multiply took 90 ms instead of
+    // 11; docs/decisions.md, "Every element path inlines"). javap -c shows the sizes.
+
+    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED;
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfByte I8 = ValueLayout.JAVA_BYTE;
+    private static final int LAST_INTEGER_KIND = DType.Kind.UNSIGNED.ordinal();
+
     /** Reads a real element as a double: booleans as 0 or 1, unsigned integers as their value. */
     static double readDouble(DType dtype, MemorySegment d, long off) {
-        if (dtype == DType.FLOAT64) {   // the common case: one comparison instead of two switches
-            return d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
+        return dtype == DType.FLOAT64 ? d.get(F64, off) : otherAsDouble(dtype, d, off);
+    }
+
+    private static double otherAsDouble(DType t, MemorySegment d, long off) {
+        return isInteger(t) ? integerAsDouble(t, d, off) : floatAsDouble(t, d, off);
+    }
+
+    private static double integerAsDouble(DType t, MemorySegment d, long off) {
+        return t.kind() == DType.Kind.UNSIGNED ? unsignedToDouble(readUnsigned(t, d, off)) : readSignedOrBool(t, d, off);
+    }
+
+    private static long readSignedOrBool(DType t, MemorySegment d, long off) {
+        return t.kind() == DType.Kind.BOOL ? readBool(d, off) : readSigned(t, d, off);
+    }
+
+    private static long readBool(MemorySegment d, long off) {
+        return d.get(I8, off) != 0 ? 1 : 0;
+    }
+
+    private static boolean isInteger(DType t) {
+        return t.kind().ordinal() <= LAST_INTEGER_KIND;
+    }
+
+    private static double unsignedToDouble(long v) {
+        return v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
+    }
+
+    private static double floatAsDouble(DType t, MemorySegment d, long off) {
+        return t.kind() == DType.Kind.FLOAT ? ieeeAsDouble(t.itemSize(), d, off) : bfloatAsDouble(t, d, off);
+    }
+
+    private static double ieeeAsDouble(int size, MemorySegment d, long off) {
+        return size == 8 ? d.get(F64, off) : narrowIeeeAsDouble(size, d, off);
+    }
+
+    private static double narrowIeeeAsDouble(int size, MemorySegment d, long off) {
+        return size == 4 ? d.get(F32, off) : Float.float16ToFloat(d.get(I16, off));
+    }
+
+    private static double bfloatAsDouble(DType t, MemorySegment d, long off) {
+        if (t.kind() != DType.Kind.BFLOAT) {
+            throw notReal(t);
         }
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(dtype, d, off);
-            case UNSIGNED -> {
-                long v = readUnsigned(dtype, d, off);
-                yield v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
-            }
-            case FLOAT -> switch (dtype.itemSize()) {
-                case 2 -> Float.float16ToFloat(d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off));
-                case 4 -> d.get(ValueLayout.JAVA_FLOAT_UNALIGNED, off);
-                default -> d.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, off);
-            };
-            case BFLOAT -> Float.intBitsToFloat((d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFF) << 16);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess(dtype);
-        };
+        return bfloat16ToFloat(d.get(I16, off));
+    }
+
+    private static float bfloat16ToFloat(short bits) {
+        return Float.intBitsToFloat((bits & 0xFFFF) << 16);
+    }
+
+    /** Why a complex or custom element has no real value. */
+    private static UnsupportedOperationException notReal(DType t) {
+        return t.kind() == DType.Kind.COMPLEX ? new UnsupportedOperationException("dtype " + t
+                + " is complex: read it with getComplex") : customAccess(t);
     }
 
     /** Reads a real element as a long: floats truncate toward zero, uint64 gives its bits. */
     static long readLong(DType dtype, MemorySegment d, long off) {
-        return switch (dtype.kind()) {
-            case BOOL -> d.get(ValueLayout.JAVA_BYTE, off) != 0 ? 1 : 0;
-            case SIGNED -> readSigned(dtype, d, off);
-            case UNSIGNED -> readUnsigned(dtype, d, off);
-            case FLOAT, BFLOAT -> (long) readDouble(dtype, d, off);
-            case COMPLEX -> throw new UnsupportedOperationException("dtype " + dtype
-                    + " is complex: read it with getComplex");
-            case CUSTOM -> throw customAccess(dtype);
-        };
+        return isInteger(dtype) ? integerAsLong(dtype, d, off) : (long) floatAsDouble(dtype, d, off);
+    }
+
+    private static long integerAsLong(DType t, MemorySegment d, long off) {
+        return t.kind() == DType.Kind.UNSIGNED ? readUnsigned(t, d, off) : readSignedOrBool(t, d, off);
     }
 
     /** Whether an element is non-zero (for complex: either part). */
@@ -68,22 +113,34 @@ final class ElementCodec {
 
     /** A signed integer element, sign-extended. */
     static long readSigned(DType dtype, MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off);
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off);
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off);
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
+        int size = dtype.itemSize();
+        return size >= 4 ? signedWide(size, d, off) : signedNarrow(size, d, off);
+    }
+
+    private static long signedWide(int size, MemorySegment d, long off) {
+        return size == 4 ? d.get(I32, off) : d.get(I64, off);
+    }
+
+    private static long signedNarrow(int size, MemorySegment d, long off) {
+        return size == 2 ? d.get(I16, off) : d.get(I8, off);
     }
 
     /** An unsigned integer element, zero-extended (uint64: its bits). */
     static long readUnsigned(DType dtype, MemorySegment d, long off) {
-        return switch (dtype.itemSize()) {
-            case 1 -> d.get(ValueLayout.JAVA_BYTE, off) & 0xFFL;
-            case 2 -> d.get(ValueLayout.JAVA_SHORT_UNALIGNED, off) & 0xFFFFL;
-            case 4 -> d.get(ValueLayout.JAVA_INT_UNALIGNED, off) & 0xFFFF_FFFFL;
-            default -> d.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
-        };
+        int size = dtype.itemSize();
+        return size >= 4 ? unsignedWide(size, d, off) : unsignedNarrow(size, d, off);
+    }
+
+    private static long unsignedWide(int size, MemorySegment d, long off) {
+        return size == 4 ? d.get(I32, off) & 0xFFFF_FFFFL : d.get(I64, off);
+    }
+
+    private static long unsignedNarrow(int size, MemorySegment d, long off) {
+        return size == 2 ? readU16(d, off) : d.get(I8, off) & 0xFFL;
+    }
+
+    private static long readU16(MemorySegment d, long off) {
+        return d.get(I16, off) & 0xFFFFL;
     }
 
     /** A complex element as {@code {real, imaginary}}; the dtype is complex64 or complex128. */
@@ -105,55 +162,148 @@ final class ElementCodec {
     /** Writes a double as a C cast would (integers truncate toward zero, booleans are {@code v != 0}). */
     static void writeDouble(DType dtype, MemorySegment d, long off, double v) {
         if (dtype == DType.FLOAT64) {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-            return;
+            d.set(F64, off, v);
+        } else {
+            writeOtherDouble(dtype, d, off, v);
         }
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(dtype, d, off, dtype.kind() == DType.Kind.UNSIGNED && v >= 0x1p63
-                    ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v);
-            case FLOAT -> {
-                switch (dtype.itemSize()) {
-                    case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, Float.floatToFloat16((float) v));
-                    case 4 -> d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) v);
-                    default -> d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, v);
-                }
-            }
-            case BFLOAT -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, toBfloat16((float) v));
-            case COMPLEX -> writeComplex(dtype, d, off, v, 0);
-            case CUSTOM -> throw customAccess(dtype);
+    }
+
+    private static void writeOtherDouble(DType t, MemorySegment d, long off, double v) {
+        if (isInteger(t)) {
+            writeIntegerFromDouble(t, d, off, v);
+        } else {
+            writeFloat(t, d, off, v);
         }
+    }
+
+    private static void writeIntegerFromDouble(DType t, MemorySegment d, long off, double v) {
+        if (t.kind() == DType.Kind.BOOL) {
+            writeBool(d, off, v);
+        } else {
+            writeInteger(t, d, off, doubleToInteger(t, v));
+        }
+    }
+
+    private static void writeBool(MemorySegment d, long off, double value) {
+        d.set(I8, off, (byte) (value != 0 ? 1 : 0));
+    }
+
+    /** A C cast of {@code v} to the integer dtype {@code t}: uint64 takes values from 2^63 up. */
+    private static long doubleToInteger(DType t, double v) {
+        return t.kind() == DType.Kind.UNSIGNED && v >= 0x1p63 ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v;
+    }
+
+    private static void writeIntegerFromLong(DType t, MemorySegment d, long off, long v) {
+        if (t.kind() == DType.Kind.BOOL) {
+            writeBool(d, off, v);   // as a double: 0 only for 0
+        } else {
+            writeInteger(t, d, off, v);
+        }
+    }
+
+    private static void writeFloat(DType t, MemorySegment d, long off, double v) {
+        if (t.kind() == DType.Kind.FLOAT) {
+            writeIeee(t.itemSize(), d, off, v);
+        } else {
+            writeBfloatOrComplex(t, d, off, v);
+        }
+    }
+
+    private static void writeIeee(int size, MemorySegment d, long off, double v) {
+        if (size == 8) {
+            d.set(F64, off, v);
+        } else {
+            writeNarrowIeee(size, d, off, v);
+        }
+    }
+
+    private static void writeNarrowIeee(int size, MemorySegment d, long off, double v) {
+        if (size == 4) {
+            d.set(F32, off, (float) v);
+        } else {
+            writeHalf(d, off, v);
+        }
+    }
+
+    private static void writeHalf(MemorySegment d, long off, double v) {
+        d.set(I16, off, Float.floatToFloat16((float) v));
+    }
+
+    private static void writeBfloatOrComplex(DType t, MemorySegment d, long off, double v) {
+        if (t.kind() == DType.Kind.BFLOAT) {
+            writeBfloat(d, off, v);
+        } else {
+            writeComplexOrRefuse(t, d, off, v);
+        }
+    }
+
+    private static void writeBfloat(MemorySegment d, long off, double v) {
+        d.set(I16, off, toBfloat16((float) v));
+    }
+
+    private static void writeComplexOrRefuse(DType t, MemorySegment d, long off, double v) {
+        if (t.kind() != DType.Kind.COMPLEX) {
+            throw customAccess(t);
+        }
+        writeComplex(t, d, off, v, 0);
     }
 
     /** Writes a long: integers keep the low bits, floats round to nearest, booleans are {@code v != 0}. */
     static void writeLong(DType dtype, MemorySegment d, long off, long v) {
-        switch (dtype.kind()) {
-            case BOOL -> d.set(ValueLayout.JAVA_BYTE, off, (byte) (v != 0 ? 1 : 0));
-            case SIGNED, UNSIGNED -> writeInteger(dtype, d, off, v);
-            case FLOAT, BFLOAT, COMPLEX -> writeDouble(dtype, d, off, v);
-            case CUSTOM -> throw customAccess(dtype);
+        if (isInteger(dtype)) {
+            writeIntegerFromLong(dtype, d, off, v);
+        } else {
+            writeFloat(dtype, d, off, v);
         }
     }
 
     /** Writes the low {@code itemSize} bytes of an integer. */
     static void writeInteger(DType dtype, MemorySegment d, long off, long v) {
-        switch (dtype.itemSize()) {
-            case 1 -> d.set(ValueLayout.JAVA_BYTE, off, (byte) v);
-            case 2 -> d.set(ValueLayout.JAVA_SHORT_UNALIGNED, off, (short) v);
-            case 4 -> d.set(ValueLayout.JAVA_INT_UNALIGNED, off, (int) v);
-            default -> d.set(ValueLayout.JAVA_LONG_UNALIGNED, off, v);
+        int size = dtype.itemSize();
+        if (size >= 4) {
+            writeWide(size, d, off, v);
+        } else {
+            writeNarrow(size, d, off, v);
         }
+    }
+
+    private static void writeWide(int size, MemorySegment d, long off, long v) {
+        if (size == 4) {
+            d.set(I32, off, (int) v);
+        } else {
+            d.set(I64, off, v);
+        }
+    }
+
+    private static void writeNarrow(int size, MemorySegment d, long off, long v) {
+        if (size == 2) {
+            writeI16(d, off, v);
+        } else {
+            d.set(I8, off, (byte) v);
+        }
+    }
+
+    private static void writeI16(MemorySegment d, long off, long v) {
+        d.set(I16, off, (short) v);
     }
 
     /** Writes a complex element; the dtype is complex64 or complex128. */
     static void writeComplex(DType dtype, MemorySegment d, long off, double re, double im) {
         if (dtype.itemSize() == 8) {
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off, (float) re);
-            d.set(ValueLayout.JAVA_FLOAT_UNALIGNED, off + 4, (float) im);
+            writeComplex64(d, off, re, im);
         } else {
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off, re);
-            d.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, off + 8, im);
+            writeComplex128(d, off, re, im);
         }
+    }
+
+    private static void writeComplex64(MemorySegment d, long off, double re, double im) {
+        d.set(F32, off, (float) re);
+        d.set(F32, off + 4, (float) im);
+    }
+
+    private static void writeComplex128(MemorySegment d, long off, double re, double im) {
+        d.set(F64, off, re);
+        d.set(F64, off + 8, im);
     }
 
     /**
@@ -174,11 +324,11 @@ final class ElementCodec {
     /** Rounds a float to bfloat16 (round to nearest, ties to even; NaN stays NaN). */
     static short toBfloat16(float f) {
         int bits = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((bits >>> 16) | 0x0040);
-        }
-        int rounding = 0x7FFF + ((bits >>> 16) & 1);
-        return (short) ((bits + rounding) >>> 16);
+        return Float.isNaN(f) ? (short) ((bits >>> 16) | 0x0040) : roundToBfloat16(bits);
+    }
+
+    private static short roundToBfloat16(int bits) {
+        return (short) ((bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16);
     }
 
     /** The refusal of element access to a custom dtype, whose bytes only its owner can interpret. */
