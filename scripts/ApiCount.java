@@ -35,7 +35,7 @@ public class ApiCount {
                 continue;
             }
             Path classes = Path.of(module, "target", "classes");
-            Set<String> exported = exports(classes.resolve("module-info.class"));
+            Path descriptor = classes.resolve("module-info.class");
             Map<String, ClassModel> models = new TreeMap<>();
             try (Stream<Path> files = Files.walk(classes)) {
                 for (Path f : files.filter(p -> p.toString().endsWith(".class")
@@ -44,6 +44,8 @@ public class ApiCount {
                     models.put(m.thisClass().asInternalName(), m);
                 }
             }
+            // A module without a descriptor is an automatic module: it exports every package.
+            Set<String> exported = Files.exists(descriptor) ? exports(descriptor) : packagesOf(models.keySet());
             Map<String, Integer> byPackage = new TreeMap<>();
             Map<String, Integer> methodsByPackage = new TreeMap<>();
             int types = 0;
@@ -103,6 +105,14 @@ public class ApiCount {
                         && (ic.flags().contains(AccessFlag.PUBLIC) || ic.flags().contains(AccessFlag.PROTECTED))))
                 .orElse(false);
         return declaredPublic && isPublicType(name.substring(0, dollar), models);
+    }
+
+    private static Set<String> packagesOf(Set<String> classNames) {
+        Set<String> out = new TreeSet<>();
+        for (String name : classNames) {
+            out.add(name.substring(0, name.lastIndexOf('/')).replace('/', '.'));
+        }
+        return out;
     }
 
     private static Set<String> exports(Path moduleInfo) throws IOException {
