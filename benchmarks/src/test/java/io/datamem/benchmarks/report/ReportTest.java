@@ -38,14 +38,14 @@ class ReportTest {
         int forks = figures.getOrDefault("forks", 3.0).intValue();
         for (int threads : new int[] {1, 2, 4}) {
             for (long size : Report.SIZES) {
-                for (Report.Row row : Report.ROWS) {
-                    if (threads > 1 && Report.C_ROWS.contains(row)) {
+                for (Row row : Row.ROWS) {
+                    if (threads > 1 && Row.C_ROWS.contains(row)) {
                         continue;   // the C allocators' own process runs one thread
                     }
                     String t = threads == 1 ? "" : "@" + threads + "t";
                     // The loop rows take their handler's figure unless given one of their own.
-                    String same = row == Report.POOL_LOOP ? Report.POOL.label()
-                            : row == Report.DEFAULT_LOOP ? Report.DEFAULT.label() : row.label();
+                    String same = row == Row.POOL_LOOP ? Row.POOL.label()
+                            : row == Row.DEFAULT_LOOP ? Row.DEFAULT.label() : row.label();
                     double v = figures.getOrDefault(row.label() + "@" + size + t, figures.getOrDefault(
                             row.label() + t, figures.getOrDefault(row.label(), figures.getOrDefault(same + "@" + size
                                     + t, figures.getOrDefault(same + t, figures.getOrDefault(same,
@@ -56,7 +56,7 @@ class ReportTest {
                         p.put(row.paramName(), row.handler());
                     }
                     rs.add(new Result(row.benchmark(), p, threads, "avgt", v, v / 20, "ns/op", JDK,
-                            Report.C_ROWS.contains(row) ? 1 : forks, Map.of()));
+                            Row.C_ROWS.contains(row) ? 1 : forks, Map.of()));
                 }
             }
         }
@@ -393,11 +393,11 @@ class ReportTest {
         assertTrue(goalRow(md, "written-array lifecycle on").endsWith("| **undecided** (the target lies within the"
                 + " error) |"), goalRow(md, "written-array lifecycle on"));
         assertEquals("**undecided** (2 forks; a verdict needs at least 3)",
-                Report.strictVerdict(List.of(new Report.Check(true, false)), 2));
-        assertEquals("**missed**", Report.strictVerdict(List.of(new Report.Check(false, false),
-                new Report.Check(false, true)), 3));
-        assertEquals("**undecided** (the target lies within the error)", Report.strictVerdict(List.of(
-                new Report.Check(false, true), new Report.Check(true, false)), 5));
+                Verdicts.strictVerdict(List.of(new Check(true, false)), 2));
+        assertEquals("**missed**", Verdicts.strictVerdict(List.of(new Check(false, false),
+                new Check(false, true)), 3));
+        assertEquals("**undecided** (the target lies within the error)", Verdicts.strictVerdict(List.of(
+                new Check(false, true), new Check(true, false)), 5));
     }
 
     @Test
@@ -500,9 +500,9 @@ class ReportTest {
         f.put("datamem: pool(aligned64)@2t", 14.0);   // 1.40× the first CPU's 10 ns: missed on it alone
         List<Result> rs = new ArrayList<>(run(f));
         for (long size : Report.SIZES) {   // the second CPU takes 14 ns alone: the mean is 12, and 14 is 1.17×
-            Map<String, String> p = new HashMap<>(Map.of("byteSize", Long.toString(size), Report.POOL.paramName(),
-                    Report.POOL.handler(), Result.FIRST_CPU, "1"));
-            rs.add(new Result(Report.POOL.benchmark(), p, 1, "avgt", 14.0, 0.01, "ns/op", JDK, 3, Map.of()));
+            Map<String, String> p = new HashMap<>(Map.of("byteSize", Long.toString(size), Row.POOL.paramName(),
+                    Row.POOL.handler(), Result.FIRST_CPU, "1"));
+            rs.add(new Result(Row.POOL.benchmark(), p, 1, "avgt", 14.0, 0.01, "ns/op", JDK, 3, Map.of()));
         }
         String md = render(rs, "0.1, 0.1, 0.1", List.of()).markdown();
         String g = goalRow(md, "`pool(aligned64)` per-pair cost on 2 and 4 threads");
@@ -547,13 +547,13 @@ class ReportTest {
 
     @Test
     void verdictsAreQualifiedOnlyWhenARerunCouldFlipThem() {
-        assertEquals("**missed**", Report.verdict(List.of(new Report.Check(false, false),
-                new Report.Check(false, true), new Report.Check(true, true))));
-        assertEquals("**missed** (within the error)", Report.verdict(List.of(new Report.Check(false, true),
-                new Report.Check(true, false))));
-        assertEquals("**met** (within the error)", Report.verdict(List.of(new Report.Check(true, true),
-                new Report.Check(true, false))));
-        assertEquals("**met**", Report.verdict(List.of(new Report.Check(true, false))));
+        assertEquals("**missed**", Verdicts.verdict(List.of(new Check(false, false),
+                new Check(false, true), new Check(true, true))));
+        assertEquals("**missed** (within the error)", Verdicts.verdict(List.of(new Check(false, true),
+                new Check(true, false))));
+        assertEquals("**met** (within the error)", Verdicts.verdict(List.of(new Check(true, true),
+                new Check(true, false))));
+        assertEquals("**met**", Verdicts.verdict(List.of(new Check(true, false))));
     }
 
     @Test
@@ -612,18 +612,18 @@ class ReportTest {
 
     @Test
     void formatsSizesAndFigures() {
-        assertEquals("64 B", Report.sizeName(64));
-        assertEquals("4 KiB", Report.sizeName(4096));
-        assertEquals("1 MiB", Report.sizeName(1 << 20));
-        assertEquals("16 MiB", Report.sizeName(16L << 20));
-        assertEquals("4 GiB", Report.sizeName(4L << 30));
-        assertEquals("1.23", Report.fmt(1.234));
-        assertEquals("12.3", Report.fmt(12.34));
-        assertEquals("1,235", Report.fmt(1234.5));
-        assertEquals("n/a", Report.fmt(Double.NaN));
-        assertEquals("1.30×", Report.ratio(1.3));
-        assertEquals(2 * Math.hypot(0.1, 0.05), Report.ratioError(10, 1, 5, 0.25), 1e-9);
-        assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * Report.gbPerSecond(1024, 1.0));
+        assertEquals("64 B", Format.sizeName(64));
+        assertEquals("4 KiB", Format.sizeName(4096));
+        assertEquals("1 MiB", Format.sizeName(1 << 20));
+        assertEquals("16 MiB", Format.sizeName(16L << 20));
+        assertEquals("4 GiB", Format.sizeName(4L << 30));
+        assertEquals("1.23", Format.fmt(1.234));
+        assertEquals("12.3", Format.fmt(12.34));
+        assertEquals("1,235", Format.fmt(1234.5));
+        assertEquals("n/a", Format.fmt(Double.NaN));
+        assertEquals("1.30×", Format.ratio(1.3));
+        assertEquals(2 * Math.hypot(0.1, 0.05), Verdicts.ratioError(10, 1, 5, 0.25), 1e-9);
+        assertEquals(2.0 * 3 * (1L << 20) / 1.0, 2 * StreamingSection.gbPerSecond(1024, 1.0));
     }
 
     @Test
