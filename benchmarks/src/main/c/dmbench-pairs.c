@@ -7,7 +7,7 @@
  *   dmbench-pairs TRACE_FILE REPEATS MILLIS SIZE...
  *
  * TRACE_FILE: "DMTRACE1", int64 window, int64 steps, int64 sizes[window + steps], int32
- * slots[steps], little-endian (written by io.datamem.benchmarks.Trace). Each timing repeats REPEATS
+ * slots[steps], little-endian (written by io.datamem.benchmarks.report.Trace). Each timing repeats REPEATS
  * times, each repeat running about MILLIS ms.
  */
 #define _GNU_SOURCE

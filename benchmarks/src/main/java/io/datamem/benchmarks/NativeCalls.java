@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Trace;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;

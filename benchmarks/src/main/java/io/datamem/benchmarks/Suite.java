@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Trace;
 import io.datamem.benchmarks.report.Machine;
 import io.datamem.benchmarks.report.Report;
 import io.datamem.benchmarks.report.Result;

@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Trace;
 import com.sun.jna.Native;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;

@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Trace;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

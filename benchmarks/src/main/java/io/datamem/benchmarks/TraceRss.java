@@ -1,5 +1,6 @@
 package io.datamem.benchmarks;
 
+import io.datamem.benchmarks.report.Trace;
 import io.datamem.benchmarks.report.Json;
 
 import java.io.IOException;

@@ -1,6 +1,7 @@
 package io.datamem.benchmarks;
 
 import io.datamem.benchmarks.report.Result;
+import io.datamem.benchmarks.report.Trace;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

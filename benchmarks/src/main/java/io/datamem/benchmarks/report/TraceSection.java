@@ -130,7 +130,7 @@ final class TraceSection extends Section {
 
     /** The most bytes the trace holds live at once. */
     private static long peakLiveBytes() {
-        return io.datamem.benchmarks.Trace.standard().peakLiveBytes();
+        return Trace.standard().peakLiveBytes();
     }
 
     /** The trace's peak resident memory growth of an allocator, measured in JVMs of its own. */

@@ -1,4 +1,4 @@
-package io.datamem.benchmarks;
+package io.datamem.benchmarks.report;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
