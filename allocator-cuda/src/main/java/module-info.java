@@ -12,5 +12,5 @@ module io.datamem.cuda {
 
     exports io.datamem.cuda;
 
-    provides io.datamem.spi.DataMemProvider with io.datamem.cuda.internal.CudaProvider;
+    provides io.datamem.spi.DataMemProvider with io.datamem.cuda.provider.CudaProvider;
 }

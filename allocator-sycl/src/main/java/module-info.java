@@ -1,4 +1,4 @@
-import io.datamem.sycl.internal.SyclProvider;
+import io.datamem.sycl.provider.SyclProvider;
 
 /**
  * datamem SYCL backend: SYCL USM host, shared and device memory through the OpenCL USM extension.

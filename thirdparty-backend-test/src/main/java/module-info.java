@@ -1,4 +1,4 @@
-import org.example.scratchdev.internal.ScratchProvider;
+import org.example.scratchdev.provider.ScratchProvider;
 
 /**
  * The scratch device: a pretend accelerator written by a third party against datamem's exported

@@ -7,25 +7,76 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
-
+import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * allocator-api's packages form no import cycle, and the core package uses nothing above it
- * (docs/architecture.md, "Packages").
+ * (docs/architecture.md, "Packages"); nor do the packages of any other module of the build (a
+ * public package and its {@code internal} included), read from the sources beside this module.
  */
 class PackageCyclesTest {
+
+    /**
+     * The cycles left in modules whose layout other work changes (issue 38): each tolerated only
+     * as exactly this set of packages, so that a cycle that grows, or a new one, still fails.
+     * Remove an entry once its module is free of it.
+     */
+    private static final Map<String, Set<String>> KNOWN_CYCLES = Map.of(
+            "allocator-ucx", Set.of("io.datamem.ucx", "io.datamem.ucx.internal"),
+            "benchmarks", Set.of("io.datamem.benchmarks", "io.datamem.benchmarks.report"));
 
     private final PackageGraph graph = PackageGraph.ofMainSources();
 
     @Test
     void noPackageIsPartOfACycle() {
         graph.assertNoCycles();
+    }
+
+    @Test
+    void noModuleOfTheBuildHasAPackageCycleInItsMainCode() throws IOException {
+        Path root = Path.of("").toAbsolutePath().getParent();
+        List<String> modules = modules(root);
+        assertTrue(modules.containsAll(List.of("allocator-api", "allocator-impl", "allocator-cuda", "allocator-sycl",
+                "allocator-ucx", "datamem-arrow", "datamem-numpy", "datamem-jna", "datamem-jcuda", "benchmarks")),
+                "the build's modules, from " + root.resolve("pom.xml") + ": " + modules);
+        StringBuilder found = new StringBuilder();
+        for (String module : modules) {
+            Path sources = root.resolve(module).resolve(Path.of("src", "main", "java"));
+            if (!Files.isDirectory(sources)) {
+                assertTrue(module.endsWith("-bom"), module + " has no " + sources);
+                continue;
+            }
+            PackageGraph g = PackageGraph.of(sources);
+            for (Set<String> cycle : g.cycles()) {
+                if (!cycle.equals(KNOWN_CYCLES.get(module))) {
+                    found.append('\n').append(module).append(": ").append(cycle).append(g.describe(cycle));
+                }
+            }
+        }
+        if (!found.isEmpty()) {
+            fail("import cycles between packages:" + found);
+        }
+    }
+
+    @Test
+    void theModuleListIsReadFromTheBuild(@TempDir Path root) throws IOException {
+        Files.writeString(root.resolve("pom.xml"), """
+                <project><modules>
+                  <module>a</module>
+                  <!-- <module>commented</module> -->
+                  <module> b </module>
+                </modules></project>""");
+        assertEquals(List.of("a", "b"), modules(root));
     }
 
     @Test
@@ -56,6 +107,17 @@ class PackageCyclesTest {
         AssertionError e = assertThrows(AssertionError.class, g::assertNoCycles);
         assertTrue(e.getMessage().contains("io.datamem.b -> io.datamem.a: [B.java]"), e.getMessage());
         assertEquals(1, g.fileCount("io.datamem.a"));
+    }
+
+    /** The {@code <module>}s of the build's root {@code pom.xml}, in order, comments aside. */
+    private static List<String> modules(Path root) throws IOException {
+        String pom = Files.readString(root.resolve("pom.xml")).replaceAll("(?s)<!--.*?-->", "");
+        List<String> modules = new ArrayList<>();
+        Matcher m = Pattern.compile("<module>\\s*([^<\\s]+)\\s*</module>").matcher(pom);
+        while (m.find()) {
+            modules.add(m.group(1));
+        }
+        return modules;
     }
 
     private static void write(Path root, String file, String text) throws IOException {

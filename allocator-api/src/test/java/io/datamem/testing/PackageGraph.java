@@ -28,7 +28,8 @@ import java.util.stream.Stream;
  */
 public final class PackageGraph {
 
-    private static final Pattern QUALIFIED = Pattern.compile("\\b(io\\.datamem(?:\\.[a-z][a-z0-9_]*)*)\\.[A-Z*]");
+    /** A qualified name: a package (lower-case segments) and a type or {@code *} after it. */
+    private static final Pattern QUALIFIED = Pattern.compile("\\b([a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+)\\.[A-Z*]");
 
     /** package -> package it uses -> the files that make the edge. */
     private final Map<String, Map<String, Set<String>>> edges;

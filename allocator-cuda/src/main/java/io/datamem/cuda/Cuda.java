@@ -45,7 +45,9 @@ public final class Cuda {
      * @return the devices; empty when CUDA is unavailable
      */
     public static List<CudaDevice> devices() {
-        return isAvailable() ? CudaDriver.probe().devices() : List.of();
+        return isAvailable() ? CudaDriver.probe().devices().stream().map(p -> new CudaDevice(p.ordinal(), p.name(),
+                p.totalByteSize(), p.pciBusId(), p.computeCapabilityMajor(), p.computeCapabilityMinor())).toList()
+                : List.of();
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.datamem.cuda;
 
+import io.datamem.cuda.internal.CudaDriver;
+
 import java.util.Objects;
 
 /**
@@ -36,8 +38,7 @@ public record CudaDevice(int ordinal, String name, long totalByteSize, String pc
 
     @Override
     public String toString() {
-        return "cuda:" + ordinal + " " + name + " (" + String.format(java.util.Locale.ROOT, "%.1f GiB",
-                totalByteSize / (double) (1L << 30)) + ", compute capability " + computeCapabilityMajor + "."
-                + computeCapabilityMinor + (pciBusId.isEmpty() ? "" : ", PCI " + pciBusId) + ")";
+        return new CudaDriver.DeviceProperties(ordinal, name, totalByteSize, pciBusId, computeCapabilityMajor,
+                computeCapabilityMinor).toString();
     }
 }

@@ -240,7 +240,7 @@ class CudaExportsWithoutGpuTest {
 
     @Test
     void theProviderLendsItsHookForCudaDevicesOnly() {
-        io.datamem.cuda.internal.CudaProvider provider = new io.datamem.cuda.internal.CudaProvider();
+        io.datamem.cuda.provider.CudaProvider provider = new io.datamem.cuda.provider.CudaProvider();
         assertSame(CudaInterchange.of(MemoryKind.DEVICE, 3), provider.interchangeFor(new Device(DeviceType.CUDA, 3))
                 .orElseThrow());
         assertSame(CudaInterchange.of(MemoryKind.HOST_PINNED, 0),

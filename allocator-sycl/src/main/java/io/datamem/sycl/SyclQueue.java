@@ -1,13 +1,12 @@
 package io.datamem.sycl;
 
 import io.datamem.Device;
+import io.datamem.DeviceInterchange;
 import io.datamem.array.NDArray;
 import io.datamem.internal.Checks;
 import io.datamem.spi.Availability;
 import io.datamem.sycl.internal.ClError;
-import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.OpenCl;
-import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
 import io.datamem.usm.UsmKind;
 
@@ -71,6 +70,7 @@ public final class SyclQueue implements AutoCloseable {
     private final MemorySegment context;
     private final MemorySegment queue;
     private final boolean adopted;
+    private final SyclInterchange interchange;
     private volatile boolean closed;
 
     private SyclQueue(SyclDevice device, UsmFunctions usm, MemorySegment context, MemorySegment queue,
@@ -80,6 +80,7 @@ public final class SyclQueue implements AutoCloseable {
         this.context = context;
         this.queue = queue;
         this.adopted = adopted;
+        this.interchange = new SyclInterchange(this);   // reads the handles set above
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -360,6 +361,20 @@ public final class SyclQueue implements AutoCloseable {
      */
     public boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * What datamem's exports (DLPack, buffers, the USM array interface, Arrow) use for USM memory
+     * of this queue's context: its device and {@code device_info}, its USM kind as the runtime
+     * reports it, its {@code syclobj}, ordering before a consumer's queue, and copies on this
+     * queue. Every allocator on the queue puts it in its memory's traits; an allocator of one's own
+     * over this queue (a {@link io.datamem.spi.DataMemProvider}'s) does the same, so that its
+     * memory exports as datamem's does.
+     *
+     * @return the same instance for the life of the queue
+     */
+    public DeviceInterchange interchange() {
+        return interchange;
     }
 
     UsmFunctions usm() {
@@ -760,7 +775,6 @@ public final class SyclQueue implements AutoCloseable {
             }
             closed = true;
         }
-        SyclInterchange.forget(this);
         OpenCl.finish(queue);
         int q = OpenCl.releaseQueue(queue);
         int c = OpenCl.releaseContext(context);

@@ -6,8 +6,6 @@ import io.datamem.impl.os.LiveBlocks;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
 import io.datamem.sycl.internal.ClError;
-import io.datamem.sycl.internal.ClRuntime;
-import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.sycl.internal.UsmFunctions;
 import io.datamem.usm.UsmKind;
 
@@ -82,7 +80,7 @@ public final class SyclUsmAllocator implements DataMemAllocator {
         this.byteAlignment = b.byteAlignment > 0 ? b.byteAlignment : directAlignment;
         this.name = b.name != null ? b.name : "sycl:" + kind.dpctlName() + ":" + d.filterString();
         this.traits = new MemoryTraits(kind.memoryKind(), d.dlpackDevice(), kind.hostAccessible(), byteAlignment,
-                Libc.pageSize(), SyclInterchange.of(queue));
+                Libc.pageSize(), queue.interchange());
         this.usm = queue.usm();
         this.context = queue.contextHandle();
         this.device = queue.deviceHandle();

@@ -1,6 +1,5 @@
 package io.datamem.sycl;
 
-import io.datamem.sycl.internal.ClRuntime;
 import io.datamem.sycl.internal.SignalHandlers;
 import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Test;

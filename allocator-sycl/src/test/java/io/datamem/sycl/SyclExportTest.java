@@ -19,8 +19,7 @@ import io.datamem.dlpack.DLPack;
 import io.datamem.dlpack.DLPackOptions;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.DeviceInterchange;
-import io.datamem.sycl.internal.SyclInterchange;
-import io.datamem.sycl.internal.SyclProvider;
+import io.datamem.sycl.provider.SyclProvider;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.SyclUsmArrayInterface;
@@ -471,7 +470,7 @@ class SyclExportTest {
         SyclQueue q = SyclTests.queue(UsmKind.DEVICE);
         DataMemProvider p = new SyclProvider();
         Optional<DeviceInterchange> hook = p.interchangeFor(q.dlpackDevice());
-        assertSame(SyclInterchange.of(q), hook.orElseThrow());
+        assertSame(q.interchange(), hook.orElseThrow());
         assertTrue(p.interchangeFor(new Device(DeviceType.ONE_API, SyclQueue.devices().size())).isEmpty());
         assertTrue(p.interchangeFor(new Device(DeviceType.CUDA, q.device().ordinal())).isEmpty());
         assertTrue(p.interchangeFor(Device.CPU).isEmpty());
@@ -481,13 +480,13 @@ class SyclExportTest {
     void aClosedAdoptedQueuesHookRefusesToDescribeItsMemory() {
         SyclQueue shared = SyclTests.queue(UsmKind.DEVICE);
         SyclQueue adopted = SyclQueue.adopt(shared.contextHandle(), shared.deviceHandle(), MemorySegment.NULL);
-        SyclInterchange hook = SyclInterchange.of(adopted);
+        SyclInterchange hook = (SyclInterchange) adopted.interchange();
         assertEquals(new SyclObject.NativeHandles("opencl", shared.contextHandle().address(),
                 shared.deviceHandle().address(), adopted.queueHandle().address()),
                 hook.syclObject(MemorySegment.NULL).orElseThrow());
         adopted.close();
         assertThrows(IllegalStateException.class, () -> hook.syclObject(MemorySegment.NULL));
         assertThrows(IllegalStateException.class, () -> hook.usmKind(MemorySegment.ofAddress(1), null));
-        assertNotEquals(hook, SyclInterchange.of(shared));
+        assertNotEquals(hook, shared.interchange());
     }
 }

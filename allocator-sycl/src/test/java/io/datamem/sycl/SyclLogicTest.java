@@ -9,7 +9,7 @@ import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.sycl.internal.ClError;
-import io.datamem.sycl.internal.SyclProvider;
+import io.datamem.sycl.provider.SyclProvider;
 import io.datamem.sycl.internal.UsmFunctions;
 import io.datamem.usm.UsmKind;
 import org.junit.jupiter.api.Test;

@@ -10,7 +10,6 @@ import io.datamem.buffer.BufferView;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.dlpack.DLPack;
 import io.datamem.impl.pool.PoolingAllocator;
-import io.datamem.sycl.internal.SyclInterchange;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.SyclUsmArrayInterface;
 import io.datamem.usm.UsmKind;
@@ -59,7 +58,7 @@ class SyclPoolTest {
         MemoryTraits traits = pool.traits();
         // the pool's classes start at 16 bytes: it promises its upstream's alignment up to 16
         assertEquals(usm.traits().withByteAlignment(Math.min(16, usm.traits().byteAlignment())), traits);
-        assertSame(SyclInterchange.of(q), traits.interchange());
+        assertSame(q.interchange(), traits.interchange());
         assertEquals(kind.memoryKind(), traits.kind());
         assertEquals(kind.hostAccessible(), traits.hostAccessible());
         for (long size : new long[] {1, 100, 4000, 100_000}) {

@@ -419,14 +419,14 @@ class ArrowCDataTest {
             ArrowCData.exportArray(a, s, out);
             MemorySegment release = out.get(ADDRESS, 64);
             MemorySegment schemaRelease = s.get(ADDRESS, 56);
-            ArrowImport.CALL_RELEASE.invokeExact(release, out);
-            ArrowImport.CALL_RELEASE.invokeExact(schemaRelease, s);
+            ArrowReleases.CALL_RELEASE.invokeExact(release, out);
+            ArrowReleases.CALL_RELEASE.invokeExact(schemaRelease, s);
             assertEquals(0, ArrowCData.outstandingExports());
-            ArrowImport.CALL_RELEASE.invokeExact(release, out);          // marked released: ignored
-            ArrowImport.CALL_RELEASE.invokeExact(schemaRelease, s);
+            ArrowReleases.CALL_RELEASE.invokeExact(release, out);          // marked released: ignored
+            ArrowReleases.CALL_RELEASE.invokeExact(schemaRelease, s);
             out.set(ADDRESS, 64, release);                               // a stale struct: unknown token, ignored
             out.set(JAVA_LONG, 72, 123456789L);
-            ArrowImport.CALL_RELEASE.invokeExact(release, out);
+            ArrowReleases.CALL_RELEASE.invokeExact(release, out);
             assertEquals(0, ArrowCData.outstandingExports());
         }
     }
@@ -469,7 +469,7 @@ class ArrowCDataTest {
                     threads.add(Thread.ofPlatform().start(() -> {
                         try {
                             go.await();
-                            ArrowImport.CALL_RELEASE.invokeExact(release, out);
+                            ArrowReleases.CALL_RELEASE.invokeExact(release, out);
                         } catch (Throwable e) {
                             throw new AssertionError(e);
                         }

@@ -2,7 +2,7 @@ package org.example.scratchdev;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.spi.DataMemProvider;
-import org.example.scratchdev.internal.ScratchProvider;
+import org.example.scratchdev.provider.ScratchProvider;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -13,7 +13,7 @@ class ProviderDeclarationsTest {
 
     @Test
     void moduleInfoAndServicesFileAgree() throws IOException {
-        assertEquals(Set.of("org.example.scratchdev.internal.ScratchProvider"),
+        assertEquals(Set.of("org.example.scratchdev.provider.ScratchProvider"),
                 ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider"));
     }
 }

@@ -9,7 +9,7 @@ import io.datamem.MemoryTraits;
 import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderTerm;
-import org.example.scratchdev.internal.ScratchProvider;
+import org.example.scratchdev.provider.ScratchProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,6 +1,5 @@
 package io.datamem.cuda.internal;
 
-import io.datamem.cuda.CudaDevice;
 import io.datamem.spi.Availability;
 
 import java.lang.foreign.Arena;
@@ -46,13 +45,39 @@ public final class CudaDriver {
      *                      if the library is missing or does not answer
      * @param devices       the devices, empty when unavailable
      */
-    public record Probe(Availability availability, int driverVersion, List<CudaDevice> devices) {
+    public record Probe(Availability availability, int driverVersion, List<DeviceProperties> devices) {
 
         /**
          * Copies the device list.
          */
         public Probe {
             devices = List.copyOf(devices);
+        }
+    }
+
+    /**
+     * One device as the driver describes it: what {@link io.datamem.cuda.CudaDevice} publishes.
+     *
+     * @param ordinal                the device ordinal
+     * @param name                   the product name, or {@code unknown}
+     * @param totalByteSize          the device memory, in bytes, 0 if unknown
+     * @param pciBusId               the PCI address, or empty if unknown
+     * @param computeCapabilityMajor the compute capability's major version, 0 if unknown
+     * @param computeCapabilityMinor the compute capability's minor version
+     */
+    public record DeviceProperties(int ordinal, String name, long totalByteSize, String pciBusId,
+                                   int computeCapabilityMajor, int computeCapabilityMinor) {
+
+        /**
+         * The device in a line: {@code cuda:0 NAME (80.0 GiB, compute capability 9.0, PCI ...)}.
+         *
+         * @return the description
+         */
+        @Override
+        public String toString() {
+            return "cuda:" + ordinal + " " + name + " (" + String.format(Locale.ROOT, "%.1f GiB",
+                    totalByteSize / (double) (1L << 30)) + ", compute capability " + computeCapabilityMajor + "."
+                    + computeCapabilityMinor + (pciBusId.isEmpty() ? "" : ", PCI " + pciBusId) + ")";
         }
     }
 
@@ -164,7 +189,7 @@ public final class CudaDriver {
                         + (cudaVisibleDevices == null ? "" : " (CUDA_VISIBLE_DEVICES='" + cudaVisibleDevices + "')"),
                         version);
             }
-            List<CudaDevice> devices = new ArrayList<>();
+            List<DeviceProperties> devices = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 devices.add(d.device(arena, i));
             }
@@ -211,10 +236,10 @@ public final class CudaDriver {
         return d;
     }
 
-    private CudaDevice device(Arena arena, int ordinal) {
+    private DeviceProperties device(Arena arena, int ordinal) {
         MemorySegment dev = arena.allocate(JAVA_INT);
         if (call2(cuDeviceGet, dev, ordinal) != CUDA_SUCCESS) {
-            return new CudaDevice(ordinal, "unknown", 0, "", 0, 0);
+            return new DeviceProperties(ordinal, "unknown", 0, "", 0, 0);
         }
         int handle = dev.get(JAVA_INT, 0);
         String name = "unknown";
@@ -240,7 +265,7 @@ public final class CudaDriver {
         }
         int major = attribute(arena, 75, handle);   // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
         int minor = attribute(arena, 76, handle);   // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-        return new CudaDevice(ordinal, name, total, bus, major, minor);
+        return new DeviceProperties(ordinal, name, total, bus, major, minor);
     }
 
     private int attribute(Arena arena, int attribute, int device) {

@@ -1,5 +1,5 @@
 /**
- * The scratch device's plumbing, not exported: its provider ({@code scratchdev}, found by
- * {@link java.util.ServiceLoader}) and its C bindings.
+ * The scratch device's C bindings ({@code aligned_alloc}, {@code free}), not exported. Uses no
+ * other package of the module.
  */
 package org.example.scratchdev.internal;

@@ -1,8 +1,5 @@
 package io.datamem.arrow;
 
-import io.datamem.DataMem;
-import io.datamem.DataMemAllocator;
-import io.datamem.OutOfNativeMemoryException;
 import io.datamem.array.NDArray;
 import io.datamem.buffer.BufferException;
 import io.datamem.internal.ExportSlots;
@@ -11,16 +8,21 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
+import java.util.function.Supplier;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The structs exported and not yet released, and the release callbacks every one of them carries:
- * FFM upcall stubs in the global arena, callable for the life of the JVM from any thread.
+ * Every release, both ways: the structs exported and not yet released, and the release callbacks
+ * every one of them carries (FFM upcall stubs in the global arena, callable for the life of the
+ * JVM from any thread); and the calls of producers' release callbacks, for imported arrays
+ * ({@link Moved}, {@link Taken}) and for {@link ArrowCData#releaseArray} and
+ * {@link ArrowCData#releaseSchema}.
  *
  * <p>Each exported struct (a parent and each of its children) carries a token of its own in
  * {@code private_data}, never its address: a consumer may move a struct before releasing it, as
@@ -34,7 +36,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * generation, or its bit of the pair); a second call, a call for a struct already marked
  * released, a stale or forged token, or a foreign struct, does nothing but log.
  */
-final class ArrowExports {
+final class ArrowReleases {
 
     private static final System.Logger LOG = System.getLogger("io.datamem.arrow.ArrowCData");
 
@@ -103,7 +105,7 @@ final class ArrowExports {
                     Pair.drop(pin, copy);
                 } finally {
                     if (block != null) {
-                        free(block);
+                        ArrowAbi.free(block);
                     }
                 }
             }
@@ -218,16 +220,6 @@ final class ArrowExports {
      */
     static final ExportSlots SLOTS = new ExportSlots(16, 8, 4096);
 
-    /**
-     * All of memory as one segment, to read and write structs at raw addresses on the hot paths
-     * without making a segment per access (a segment that escapes an un-inlined call is an
-     * allocation). As unchecked as the {@code reinterpret} it replaces.
-     */
-    static final MemorySegment RAW = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
-
-    /** The structs an import moved a producer's {@code ArrowArray} into (80 bytes each). */
-    static final ExportSlots MOVED = new ExportSlots(80, 8, 256);
-
     /** {@code void (*release)(struct ArrowSchema*)}. */
     static final MemorySegment RELEASE_SCHEMA;
     /** {@code void (*release)(struct ArrowArray*)}. */
@@ -237,10 +229,10 @@ final class ArrowExports {
         try {
             MethodType type = MethodType.methodType(void.class, MemorySegment.class);
             RELEASE_SCHEMA = Linker.nativeLinker().upcallStub(
-                    MethodHandles.lookup().findStatic(ArrowExports.class, "releaseSchema", type),
+                    MethodHandles.lookup().findStatic(ArrowReleases.class, "releaseSchema", type),
                     FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
             RELEASE_ARRAY = Linker.nativeLinker().upcallStub(
-                    MethodHandles.lookup().findStatic(ArrowExports.class, "releaseArray", type),
+                    MethodHandles.lookup().findStatic(ArrowReleases.class, "releaseArray", type),
                     FunctionDescriptor.ofVoid(ADDRESS), Arena.global());
         } catch (NoSuchMethodException | IllegalAccessException e) {
             throw new ExceptionInInitializerError(e);
@@ -258,7 +250,102 @@ final class ArrowExports {
     /** {@link #RELEASE_ARRAY}'s address. */
     static final long RELEASE_ARRAY_ADDRESS = RELEASE_ARRAY.address();
 
-    private ArrowExports() {
+    /** The structs an import moved a producer's {@code ArrowArray} into (80 bytes each). */
+    static final ExportSlots MOVED = new ExportSlots(80, 8, 256);
+
+    /** {@code void (*release)(struct ArrowXxx*)}, the function pointer passed first. */
+    static final MethodHandle CALL_RELEASE = Linker.nativeLinker().downcallHandle(FunctionDescriptor.ofVoid(ADDRESS));
+
+    /**
+     * What an imported array's allocator runs once when the import took over an {@code ArrowArray}
+     * datamem exported (no move): the release by its token; and, for messages, what it releases.
+     */
+    static final class Taken implements Runnable, Supplier<String> {
+        private final long token;
+
+        Taken(long token) {
+            this.token = token;
+        }
+
+        @Override
+        public void run() {
+            releaseToken(token);
+        }
+
+        @Override
+        public String get() {
+            return "the Arrow array it imported (one datamem exported), through its release";
+        }
+    }
+
+    /**
+     * What an imported array's allocator runs once: the release callback of the struct the
+     * producer's {@code ArrowArray} was moved into, then gives that struct back; and, for messages,
+     * what it releases. One object for both, made per import.
+     */
+    static final class Moved implements Runnable, Supplier<String> {
+        private final MemorySegment struct;
+        private final long token;   // the struct's slot in MOVED, or -1: malloc'd
+
+        Moved(MemorySegment struct, long token) {
+            this.struct = struct;
+            this.token = token;
+        }
+
+        /** Gives the struct back without releasing what it holds (an import that failed). */
+        void discard() {
+            if (token != -1) {
+                MOVED.release(token);
+            } else {
+                ArrowAbi.free(struct);
+            }
+        }
+
+        @Override
+        public void run() {
+            try {
+                callRelease(struct, ArrowAbi.A_RELEASE);
+            } finally {
+                discard();
+            }
+        }
+
+        @Override
+        public String get() {
+            return "the Arrow array it imported, through the producer's release callback";
+        }
+    }
+
+    /** Calls a struct's release callback if it is set (the callback marks it released). */
+    static void callRelease(MemorySegment struct, long releaseOffset) {
+        // Read as a long, not as an ADDRESS segment (see RELEASE_ARRAY_ADDRESS).
+        long release = struct.get(JAVA_LONG, releaseOffset);
+        if (release == 0) {
+            return;
+        }
+        // A struct datamem exported, back in this JVM: the same function, without the crossing.
+        if (release == RELEASE_ARRAY_ADDRESS) {
+            releaseAt(struct.address(), false);
+            return;
+        }
+        if (release == RELEASE_SCHEMA_ADDRESS) {
+            releaseAt(struct.address(), true);
+            return;
+        }
+        try {
+            CALL_RELEASE.invokeExact(MemorySegment.ofAddress(release), MemorySegment.ofAddress(struct.address()));
+        } catch (Throwable t) {
+            if (t instanceof RuntimeException r) {
+                throw r;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private ArrowReleases() {
     }
 
     /**
@@ -309,22 +396,6 @@ final class ArrowExports {
         return live.size() + pairs[0];
     }
 
-    /** Native memory for the structs, buffer tables and strings of an export. */
-    static MemorySegment malloc(long byteSize) {
-        DataMemAllocator meta = DataMem.builtinDefault().allocator();
-        MemorySegment raw = meta.malloc(byteSize);
-        if (raw.address() == 0) {
-            throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
-        }
-        MemorySegment m = raw.reinterpret(byteSize);
-        m.fill((byte) 0);
-        return m;
-    }
-
-    static void free(MemorySegment block) {
-        DataMem.builtinDefault().allocator().free(MemorySegment.ofAddress(block.address()), block.byteSize());
-    }
-
     /** The upcall for schemas. Nothing may escape it: an exception crossing into native code ends the JVM. */
     private static void releaseSchema(MemorySegment self) {
         release(self, true);
@@ -363,9 +434,9 @@ final class ArrowExports {
      * then marks it released and drops its share of the export.
      */
     static void releaseStruct(long address, boolean schema) {
-        long releaseOffset = schema ? 56 : 64;
-        long privateOffset = schema ? 64 : 72;
-        MemorySegment s = RAW;
+        long releaseOffset = schema ? ArrowAbi.S_RELEASE : ArrowAbi.A_RELEASE;
+        long privateOffset = schema ? ArrowAbi.S_PRIVATE : ArrowAbi.A_PRIVATE;
+        MemorySegment s = ArrowAbi.RAW;
         if (s.get(JAVA_LONG, address + releaseOffset) == 0) {
             LOG.log(System.Logger.Level.WARNING, "datamem: Arrow release callback called for 0x"
                     + Long.toHexString(address) + ", already marked released; ignored");
@@ -422,7 +493,8 @@ final class ArrowExports {
 
     /** Releases a node's child, unless the consumer moved it away (its release is then NULL here). */
     private static void releaseChild(Node node, boolean schema) {
-        if (node.child() != 0 && RAW.get(JAVA_LONG, node.child() + (schema ? 56 : 64)) != 0) {
+        long release = schema ? ArrowAbi.S_RELEASE : ArrowAbi.A_RELEASE;
+        if (node.child() != 0 && ArrowAbi.RAW.get(JAVA_LONG, node.child() + release) != 0) {
             releaseStruct(node.child(), schema);
         }
     }
@@ -433,10 +505,10 @@ final class ArrowExports {
      * import of our own export checks to take the struct over instead of moving it.
      */
     static long liveArrayToken(long address) {
-        if (RAW.get(JAVA_LONG, address + 64) != RELEASE_ARRAY_ADDRESS) {
+        if (ArrowAbi.RAW.get(JAVA_LONG, address + ArrowAbi.A_RELEASE) != RELEASE_ARRAY_ADDRESS) {
             return -1;
         }
-        long token = RAW.get(JAVA_LONG, address + 72);
+        long token = ArrowAbi.RAW.get(JAVA_LONG, address + ArrowAbi.A_PRIVATE);
         Object holder = SLOTS.peek(token);   // a tagged (schema) token finds nothing
         return holder instanceof Pair p && p.isLive(Pair.ARRAY) || holder instanceof Node n && !n.schema()
                 ? token : -1;

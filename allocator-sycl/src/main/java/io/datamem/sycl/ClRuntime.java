@@ -1,8 +1,10 @@
-package io.datamem.sycl.internal;
+package io.datamem.sycl;
 
 import io.datamem.spi.Availability;
-import io.datamem.sycl.SyclDevice;
-import io.datamem.sycl.SyclSelector;
+import io.datamem.sycl.internal.ClError;
+import io.datamem.sycl.internal.OpenCl;
+import io.datamem.sycl.internal.SignalHandlers;
+import io.datamem.sycl.internal.UsmFunctions;
 import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.Arena;
@@ -23,7 +25,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * The OpenCL platforms and devices of the process, enumerated once, with each platform's USM
  * functions and, for each device without usable USM, the reason.
  */
-public final class ClRuntime {
+final class ClRuntime {
 
     private static final Object LOCK = new Object();
     private static volatile ClRuntime instance;
@@ -52,7 +54,7 @@ public final class ClRuntime {
      *
      * @return the runtime (check {@link #failure()})
      */
-    public static ClRuntime get() {
+    static ClRuntime get() {
         ClRuntime r = instance;
         if (r == null) {
             synchronized (LOCK) {
@@ -71,7 +73,7 @@ public final class ClRuntime {
      *
      * @return the reason (no loader, no platform, no device), or null when devices were found
      */
-    public String failure() {
+    String failure() {
         return failure;
     }
 
@@ -80,7 +82,7 @@ public final class ClRuntime {
      *
      * @return the devices (empty on failure)
      */
-    public List<SyclDevice> devices() {
+    List<SyclDevice> devices() {
         return devices;
     }
 
@@ -90,7 +92,7 @@ public final class ClRuntime {
      * @param handle a {@code cl_device_id}
      * @return the device, if it is one of the enumerated (root) devices
      */
-    public Optional<SyclDevice> device(long handle) {
+    Optional<SyclDevice> device(long handle) {
         return Optional.ofNullable(byHandle.get(handle));
     }
 
@@ -101,7 +103,7 @@ public final class ClRuntime {
      * @return the functions
      * @throws IllegalStateException if the device has no usable USM
      */
-    public UsmFunctions functions(SyclDevice device) {
+    UsmFunctions functions(SyclDevice device) {
         UsmFunctions f = device.usm() ? functionsByPlatform.get(device.platformHandle().address()) : null;
         if (f == null) {
             throw new IllegalStateException(noUsm(device));
@@ -115,7 +117,7 @@ public final class ClRuntime {
      * @param device a device
      * @return the reason
      */
-    public String noUsm(SyclDevice device) {
+    String noUsm(SyclDevice device) {
         return "device " + device + " cannot allocate USM memory: "
                 + noUsmReason.getOrDefault(device.ordinal(), OpenCl.USM_EXTENSION + " is not usable");
     }
@@ -127,7 +129,7 @@ public final class ClRuntime {
      * @param kind     host, shared or device
      * @return the availability
      */
-    public Availability availability(SyclSelector selector, UsmKind kind) {
+    Availability availability(SyclSelector selector, UsmKind kind) {
         if (failure != null) {
             return Availability.unavailable(failure);
         }
@@ -155,7 +157,7 @@ public final class ClRuntime {
      * @param kind host, shared or device
      * @return the {@code CL_DEVICE_*_MEM_CAPABILITIES_INTEL} name
      */
-    public static String capabilityQuery(UsmKind kind) {
+    static String capabilityQuery(UsmKind kind) {
         return switch (kind) {
             case HOST -> "CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL";
             case SHARED -> "CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL";
@@ -168,7 +170,7 @@ public final class ClRuntime {
      *
      * @return for example {@code opencl:cpu:0 'cpu-haswell' (Portable Computing Language, OpenCL 3.0, USM)}
      */
-    public String describeDevices() {
+    String describeDevices() {
         return devices.isEmpty() ? "none" : devices.stream().map(SyclDevice::toString)
                 .collect(Collectors.joining("; "));
     }

@@ -1,12 +1,15 @@
-package io.datamem.sycl.internal;
+package io.datamem.sycl.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.Device;
+import io.datamem.DeviceType;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.DeviceInterchange;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
+import io.datamem.sycl.SyclDevice;
+import io.datamem.sycl.SyclQueue;
 import io.datamem.sycl.SyclSelector;
 import io.datamem.sycl.SyclUsmAllocator;
 import io.datamem.usm.UsmKind;
@@ -47,21 +50,30 @@ public final class SyclProvider implements DataMemProvider {
 
     /**
      * The SYCL hook for memory imported on a {@code kDLOneAPI} device: that of the device's shared
-     * queue, so that an imported array exports, and copies through {@link io.datamem.sycl.SyclQueue},
-     * as datamem's own USM memory does (its USM kind is asked of the runtime).
+     * queue ({@link SyclQueue#interchange()}), so that an imported array exports, and copies through
+     * {@link SyclQueue}, as datamem's own USM memory does (its USM kind is asked of the runtime).
      *
      * @param device the device of imported memory
-     * @return the hook for a {@code kDLOneAPI} device with USM here, else empty
+     * @return the hook for a {@code kDLOneAPI} device with USM here, else empty (not
+     *         {@code kDLOneAPI}, no OpenCL runtime, no device with that ordinal, or one without
+     *         usable USM)
      * @throws io.datamem.BackendException if OpenCL cannot create the device's context or queue
      */
     @Override
     public Optional<DeviceInterchange> interchangeFor(Device device) {
-        return SyclInterchange.forDevice(device);
+        if (device.type() != DeviceType.ONE_API) {
+            return Optional.empty();
+        }
+        List<SyclDevice> devices = SyclQueue.devices();   // empty without an OpenCL runtime
+        if (device.id() >= devices.size() || !devices.get(device.id()).usm()) {
+            return Optional.empty();
+        }
+        return Optional.of(SyclQueue.of(Integer.toString(device.id())).interchange());
     }
 
     @Override
     public Availability availability() {
-        return ClRuntime.get().availability(SyclSelector.defaultSelector(), UsmKind.UNKNOWN);
+        return SyclQueue.availability(SyclSelector.defaultSelector(), UsmKind.UNKNOWN);
     }
 
     /**
@@ -110,7 +122,7 @@ public final class SyclProvider implements DataMemProvider {
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
         Parsed p = parse(term, context.handlerName());
-        Availability a = ClRuntime.get().availability(p.selector(), p.kind());
+        Availability a = SyclQueue.availability(p.selector(), p.kind());
         if (!a.available()) {
             throw new IllegalStateException("handler '" + context.handlerName() + "' is unavailable: " + a.reason());
         }

@@ -1,4 +1,4 @@
-package io.datamem.cuda.internal;
+package io.datamem.cuda.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.Device;
@@ -7,6 +7,8 @@ import io.datamem.cuda.CudaDeviceAllocator;
 import io.datamem.cuda.CudaManagedAllocator;
 import io.datamem.cuda.CudaPinnedAllocator;
 import io.datamem.cuda.CudaRegisteredAllocator;
+import io.datamem.cuda.internal.CudaInterchange;
+import io.datamem.cuda.internal.CudaRuntime;
 import io.datamem.internal.Libc;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;

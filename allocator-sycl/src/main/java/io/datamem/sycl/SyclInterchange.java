@@ -1,4 +1,4 @@
-package io.datamem.sycl.internal;
+package io.datamem.sycl;
 
 import io.datamem.Device;
 import io.datamem.MemoryTraits;
@@ -6,18 +6,14 @@ import io.datamem.buffer.BufferException;
 import io.datamem.buffer.BufferDeviceHook;
 import io.datamem.buffer.DeviceInfo;
 import io.datamem.DeviceInterchange;
-import io.datamem.sycl.SyclDeviceInfo;
-import io.datamem.sycl.SyclQueue;
 import io.datamem.usm.SyclObject;
 import io.datamem.usm.UsmHook;
 import io.datamem.usm.UsmKind;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What datamem's export protocols learn about USM memory of one {@link SyclQueue}'s context: the
@@ -25,62 +21,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code (kDLOneAPI, ordinal)}, the USM kind as {@code clGetMemAllocInfoINTEL} reports it, the
  * {@code syclobj} ({@link SyclObject.NativeHandles}: {@code opencl}, the {@code cl_context},
  * {@code cl_device_id} and {@code cl_command_queue}), ordering before a consumer's queue, and copies
- * to the host and within the context, all on the queue. One instance per queue, shared by the
- * allocators on it and by DLPack imports on its device. Internal.
+ * to the host and within the context, all on the queue. One instance per queue, which holds it
+ * ({@link SyclQueue#interchange()}), shared by the allocators on it and by imports on its device.
  */
-public final class SyclInterchange implements DeviceInterchange, BufferDeviceHook, UsmHook {
-
-    private static final Map<SyclQueue, SyclInterchange> INSTANCES = new ConcurrentHashMap<>();
+final class SyclInterchange implements DeviceInterchange, BufferDeviceHook, UsmHook {
 
     private final SyclQueue queue;
     private final SyclObject.NativeHandles handles;
 
-    private SyclInterchange(SyclQueue queue) {
+    /**
+     * The hook of a queue's context; made once, by the queue ({@link SyclQueue#interchange()}).
+     *
+     * @param queue the queue, whose handles are set
+     */
+    SyclInterchange(SyclQueue queue) {
         this.queue = queue;
         this.handles = new SyclObject.NativeHandles(SyclObject.NativeHandles.OPENCL, queue.contextHandle().address(),
                 queue.deviceHandle().address(), queue.queueHandle().address());
-    }
-
-    /**
-     * The hook of a queue's context.
-     *
-     * @param queue the queue
-     * @return the same instance for the same queue
-     * @throws NullPointerException if {@code queue} is null
-     */
-    public static SyclInterchange of(SyclQueue queue) {
-        Objects.requireNonNull(queue, "queue");
-        return INSTANCES.computeIfAbsent(queue, SyclInterchange::new);
-    }
-
-    /**
-     * Forgets the hook of a queue that was closed (memory whose traits still hold it reports the
-     * queue closed).
-     *
-     * @param queue the queue
-     */
-    public static void forget(SyclQueue queue) {
-        INSTANCES.remove(queue);
-    }
-
-    /**
-     * The hook for memory imported on a {@code kDLOneAPI} device: that of the device's shared queue
-     * ({@link SyclQueue#of}), whose context is the one datamem allocates in.
-     *
-     * @param device a DLPack device
-     * @return the hook, or empty when the device is not {@code kDLOneAPI}, there is no OpenCL runtime,
-     *         no device with that ordinal, or the device has no usable USM
-     * @throws io.datamem.BackendException if OpenCL cannot create the device's context or queue
-     */
-    public static Optional<DeviceInterchange> forDevice(Device device) {
-        if (device.type() != io.datamem.DeviceType.ONE_API) {
-            return Optional.empty();
-        }
-        ClRuntime rt = ClRuntime.get();
-        if (rt.failure() != null || device.id() >= rt.devices().size() || !rt.devices().get(device.id()).usm()) {
-            return Optional.empty();
-        }
-        return Optional.of(of(SyclQueue.of(Integer.toString(device.id()))));
     }
 
     /**
@@ -88,7 +45,7 @@ public final class SyclInterchange implements DeviceInterchange, BufferDeviceHoo
      *
      * @return the queue
      */
-    public SyclQueue queue() {
+    SyclQueue queue() {
         return queue;
     }
 

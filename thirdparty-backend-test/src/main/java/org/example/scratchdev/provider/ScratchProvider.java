@@ -1,4 +1,4 @@
-package org.example.scratchdev.internal;
+package org.example.scratchdev.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.Device;
@@ -8,6 +8,7 @@ import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import org.example.scratchdev.ScratchDevice;
+import org.example.scratchdev.internal.NativeHeap;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;

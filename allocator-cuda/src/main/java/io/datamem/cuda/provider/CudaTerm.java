@@ -1,4 +1,4 @@
-package io.datamem.cuda.internal;
+package io.datamem.cuda.provider;
 
 import io.datamem.cuda.CudaManagedAllocator;
 import io.datamem.spi.ProviderTerm;
