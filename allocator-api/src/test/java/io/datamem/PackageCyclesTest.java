@@ -32,8 +32,7 @@ class PackageCyclesTest {
      * Remove an entry once its module is free of it.
      */
     private static final Map<String, Set<String>> KNOWN_CYCLES = Map.of(
-            "allocator-ucx", Set.of("io.datamem.ucx", "io.datamem.ucx.internal"),
-            "benchmarks", Set.of("io.datamem.benchmarks", "io.datamem.benchmarks.report"));
+            "allocator-ucx", Set.of("io.datamem.ucx", "io.datamem.ucx.internal"));
 
     private final PackageGraph graph = PackageGraph.ofMainSources();
 
