@@ -4,6 +4,7 @@ import io.datamem.array.NDArray;
 import io.datamem.ucx.internal.Ucp;
 import io.datamem.ucx.internal.UcpLayouts;
 
+import javax.crypto.SecretKey;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -481,6 +482,30 @@ public final class UcxContext implements AutoCloseable {
      * @throws UcxException             if UCX cannot make the endpoint (no common transport)
      */
     public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName) {
+        return connect(peerWorkerAddress, peerName, null, "peerWorkerAddress");
+    }
+
+    /**
+     * Connects to a peer's worker as {@link #connect(byte[], String)} does, with the key the two
+     * sides share for sealed regions ({@link RemoteRegion#toBytes(SecretKey)}): the endpoint unpacks
+     * the key of a region from the peer only if its seal verifies under this key. An endpoint made
+     * without a key accepts only regions exported by contexts of this process.
+     *
+     * @param peerWorkerAddress the peer's {@link #workerAddress()}
+     * @param peerName          the peer's name, for messages
+     * @param regionKey         the shared key (HMAC-SHA256), for example
+     *                          {@code new SecretKeySpec(secret, "HmacSHA256")}
+     * @return the endpoint
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the address is empty
+     * @throws IllegalStateException    if the context is closed
+     * @throws UcxException             if UCX cannot make the endpoint (no common transport)
+     */
+    public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName, SecretKey regionKey) {
+        return connect(peerWorkerAddress, peerName, Objects.requireNonNull(regionKey, "regionKey"), "");
+    }
+
+    private UcxEndpoint connect(byte[] peerWorkerAddress, String peerName, SecretKey regionKey, String unused) {
         Objects.requireNonNull(peerWorkerAddress, "peerWorkerAddress");
         Objects.requireNonNull(peerName, "peerName");
         if (peerWorkerAddress.length == 0) {
@@ -489,7 +514,7 @@ public final class UcxContext implements AutoCloseable {
         workerLock.lock();
         try {
             checkOpen();
-            UcxEndpoint ep = UcxEndpoint.create(this, peerWorkerAddress, peerName);
+            UcxEndpoint ep = UcxEndpoint.create(this, peerWorkerAddress, peerName, regionKey);
             endpoints.add(ep);
             return ep;
         } finally {
@@ -599,14 +624,19 @@ public final class UcxContext implements AutoCloseable {
      *
      * @param memory registered native memory
      * @return the region
-     * @throws NullPointerException  if {@code memory} is null
-     * @throws IllegalStateException if no live registration covers the memory (it was never
-     *                               registered, or its block was freed): a key for freed memory is
-     *                               never handed out
-     * @throws UcxException          if packing the key fails
+     * @throws NullPointerException     if {@code memory} is null
+     * @throws IllegalArgumentException if {@code memory} is a heap segment
+     * @throws IllegalStateException    if no live registration covers the memory (it was never
+     *                                  registered, or its block was freed): a key for freed memory is
+     *                                  never handed out
+     * @throws UcxException             if packing the key fails
      */
     public RemoteRegion export(MemorySegment memory) {
         Objects.requireNonNull(memory, "memory");
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("memory: a heap segment (expected: native memory registered with "
+                    + id + "; UCX reaches only native memory)");
+        }
         UcxRegistration r = covering(memory.address(), memory.byteSize());
         if (r == null) {
             throw new IllegalStateException("cannot export 0x" + Long.toHexString(memory.address()) + " ("
@@ -614,7 +644,8 @@ public final class UcxContext implements AutoCloseable {
                     + " through +ucx or ucx, or register it first; a freed block's key is refused)");
         }
         RemoteRegion whole = r.remoteRegion();
-        return new RemoteRegion(whole.owner(), whole.keyId(), memory.address(), memory.byteSize(), whole.packedKey());
+        return RemoteRegion.local(whole.owner(), whole.keyId(), memory.address(), memory.byteSize(),
+                whole.packedKey());
     }
 
     /**
@@ -908,7 +939,7 @@ public final class UcxContext implements AutoCloseable {
             MemorySegment b = buf.get(ADDRESS, 0);
             try {
                 byte[] key = b.reinterpret(len.get(JAVA_LONG, 0)).toArray(ValueLayout.JAVA_BYTE);
-                return new RemoteRegion(id, r.keyId(), r.address(), r.byteSize(), key);
+                return RemoteRegion.local(id, r.keyId(), r.address(), r.byteSize(), key);
             } finally {
                 Ucp.rkeyBufferRelease(b);
             }

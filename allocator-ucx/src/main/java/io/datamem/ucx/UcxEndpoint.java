@@ -4,6 +4,7 @@ import io.datamem.array.NDArray;
 import io.datamem.ucx.internal.Ucp;
 import io.datamem.ucx.internal.UcpLayouts;
 
+import javax.crypto.SecretKey;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -50,7 +51,11 @@ public final class UcxEndpoint implements AutoCloseable {
     private final long peerPid;
     private long nextLivenessCheck;
 
-    private UcxEndpoint(UcxContext context, String peerName, long id, MemorySegment ep, boolean detectsPeerFailure) {
+    private final SecretKey regionKey;
+
+    private UcxEndpoint(UcxContext context, String peerName, long id, MemorySegment ep, boolean detectsPeerFailure,
+                        SecretKey regionKey) {
+        this.regionKey = regionKey;
         this.context = context;
         this.peerName = peerName;
         this.id = id;
@@ -113,23 +118,24 @@ public final class UcxEndpoint implements AutoCloseable {
         return true;
     }
 
-    static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName) {
+    static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, SecretKey regionKey) {
         if (hostOnly(context.options().transports())) {
-            return create(context, peerAddress, peerName, false);
+            return create(context, peerAddress, peerName, false, regionKey);
         }
         try {
-            return create(context, peerAddress, peerName, true);
+            return create(context, peerAddress, peerName, true, regionKey);
         } catch (UcxException e) {
             if (e.status() != UcpLayouts.UCS_ERR_UNREACHABLE) {
                 throw e;
             }
             // UCX 1.13's shared-memory transports (posix, sysv) have no peer failure handler: connect
             // without one, and watch the peer's process instead (checkAlive)
-            return create(context, peerAddress, peerName, false);
+            return create(context, peerAddress, peerName, false, regionKey);
         }
     }
 
-    private static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, boolean peerMode) {
+    private static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, boolean peerMode,
+                                      SecretKey regionKey) {
         long id = IDS.incrementAndGet();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment address = arena.allocate(peerAddress.length);
@@ -148,7 +154,7 @@ public final class UcxEndpoint implements AutoCloseable {
             params.set(ADDRESS, UcpLayouts.offsetOf(UcpLayouts.EP_PARAMS, "name"), arena.allocateFrom(shortName));
             MemorySegment out = arena.allocate(ADDRESS);
             UcxContext.check(Ucp.epCreate(context.worker(), params, out), "connect (ucp_ep_create)", peerName, 0);
-            UcxEndpoint e = new UcxEndpoint(context, peerName, id, out.get(ADDRESS, 0), peerMode);
+            UcxEndpoint e = new UcxEndpoint(context, peerName, id, out.get(ADDRESS, 0), peerMode, regionKey);
             BY_ID.put(id, e);
             return e;
         }
@@ -222,7 +228,9 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param target       the peer's region
      * @param targetOffset where in the region the bytes go
      * @throws NullPointerException      if an argument is null
-     * @throws IllegalArgumentException  if {@code source} is a heap segment or empty
+     * @throws IllegalArgumentException  if {@code source} is a heap segment or empty; or if the remote region is
+     *                                   refused (not exported here, not sealed, or its seal does not
+     *                                   verify under this endpoint's key: {@link RemoteRegion})
      * @throws IndexOutOfBoundsException if {@code targetOffset} is negative or the bytes do not fit
      *                                   in the region (the message names the sizes)
      * @throws IllegalStateException     if the endpoint or its context is closed
@@ -238,7 +246,8 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param source a live, C-contiguous array on host memory
      * @param target the peer's region
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the array is not C-contiguous, or its size differs from
+     * @throws IllegalArgumentException if the remote region is refused ({@link RemoteRegion}), or
+     *                                      the array is not C-contiguous, or its size differs from
      *                                  the region's (the message names both)
      * @throws IllegalStateException    if the array, the endpoint or its context is closed
      * @throws UcxException             if the peer went away, the transfer failed or timed out
@@ -259,7 +268,9 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param sourceOffset where in the region to start
      * @param target       writable native memory; its size is the number of bytes read
      * @throws NullPointerException      if an argument is null
-     * @throws IllegalArgumentException  if {@code target} is a heap segment, empty or read-only
+     * @throws IllegalArgumentException  if {@code target} is a heap segment, empty or read-only; or if the remote region is
+     *                                   refused (not exported here, not sealed, or its seal does not
+     *                                   verify under this endpoint's key: {@link RemoteRegion})
      * @throws IndexOutOfBoundsException if {@code sourceOffset} is negative or the bytes run past the
      *                                   region (the message names the sizes)
      * @throws IllegalStateException     if the endpoint or its context is closed
@@ -278,7 +289,8 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param source the peer's region
      * @param target a live, writable, C-contiguous array on host memory
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the array is not C-contiguous or read-only, or its size
+     * @throws IllegalArgumentException if the remote region is refused ({@link RemoteRegion}), or
+     *                                      the array is not C-contiguous or read-only, or its size
      *                                  differs from the region's (the message names both)
      * @throws IllegalStateException    if the array, the endpoint or its context is closed
      * @throws UcxException             if the peer went away, the transfer failed or timed out
@@ -441,6 +453,7 @@ public final class UcxEndpoint implements AutoCloseable {
     private void rma(boolean put, MemorySegment local, RemoteRegion remote, long remoteOffset) {
         String verb = put ? "put" : "get";
         Objects.requireNonNull(remote, put ? "target" : "source");
+        remote.admit(regionKey, "the endpoint to " + peerName);   // before anything is read from it
         UcxContext.checkNative(local);
         long n = local.byteSize();
         if (remoteOffset < 0 || remoteOffset > remote.byteSize() || n > remote.byteSize() - remoteOffset) {
