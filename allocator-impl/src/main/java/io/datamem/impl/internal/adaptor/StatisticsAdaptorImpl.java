@@ -12,7 +12,6 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The {@link StatisticsAdaptor} of the handler term {@code stats}: per-thread cells of whole-life
@@ -22,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     /** The {@code type} of the figures: the snapshot section's name for this layer. */
-    private static final String TYPE = "StatisticsAdaptor";
+    static final String TYPE = "StatisticsAdaptor";
 
     // A cell: one long[] per thread (or per virtual-thread stripe), padded at both ends so that two
     // cells never share a cache line.
@@ -54,7 +53,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private volatile Cell[] stripes;            // created on the first call from a virtual thread
     private int sweepAt = 16;                   // guarded by cellLock: registrations before the next sweep
     private final Object scopeLock = new Object();
-    private volatile Counters top;              // innermost open scope; null when none
+    private volatile ScopeCounters top;              // innermost open scope; null when none
     private final Object holdLock = new Object();
     private volatile boolean holding;           // a read-out holds new updates back (see read())
 
@@ -120,7 +119,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
             allocated(newByteSize);
         } else {
             reallocated(cell(), oldByteSize, newByteSize);
-            Counters s = top;
+            ScopeCounters s = top;
             if (s != null) {
                 s.reallocated(oldByteSize, newByteSize);
             }
@@ -168,7 +167,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     }
 
     private void freedInScope(long byteSize) {
-        Counters s = top;
+        ScopeCounters s = top;
         if (s != null) {
             s.freed(byteSize);
         }
@@ -182,7 +181,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         c.begin();
         c.add(FAILURES, 1);
         c.end();
-        Counters s = top;
+        ScopeCounters s = top;
         if (s != null) {
             s.failures.increment();
         }
@@ -215,7 +214,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         } else {
             allocatedShared(c, byteSize);
         }
-        Counters s = top;
+        ScopeCounters s = top;
         if (s != null) {
             s.allocated(byteSize);
         }
@@ -619,13 +618,13 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     @Override
     public Scope push() {
         synchronized (scopeLock) {
-            Counters c = new Counters(top);
+            ScopeCounters c = new ScopeCounters(top);
             top = c;
             return new ScopeImpl(c);
         }
     }
 
-    private LayerSnapshot.Statistics popLocked(Counters c) {
+    private LayerSnapshot.Statistics popLocked(ScopeCounters c) {
         top = c.parent;
         c.closed = true;
         if (c.parent != null) {
@@ -637,9 +636,9 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     /** A scope of this adaptor: its counters. */
     private final class ScopeImpl implements Scope {
 
-        private final Counters counters;
+        private final ScopeCounters counters;
 
-        ScopeImpl(Counters counters) {
+        ScopeImpl(ScopeCounters counters) {
             this.counters = counters;
         }
 
@@ -741,86 +740,5 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     /** The registered cells and the folded figures of ended threads: replaced whole, never changed. */
     private record Cells(long[] retired, Cell[] live) {
-    }
-
-    /** One set of counters: a scope's. */
-    private static final class Counters {
-        final Counters parent;
-        final AtomicLong current = new AtomicLong();
-        final AtomicLong peak = new AtomicLong();
-        final LongAdder allocatedBytes = new LongAdder();
-        final LongAdder freedBytes = new LongAdder();
-        final LongAdder allocations = new LongAdder();
-        final LongAdder frees = new LongAdder();
-        final LongAdder reallocations = new LongAdder();
-        final LongAdder failures = new LongAdder();
-        volatile boolean closed;
-
-        Counters(Counters parent) {
-            this.parent = parent;
-        }
-
-        void allocated(long byteSize) {
-            allocations.increment();
-            allocatedBytes(byteSize);
-        }
-
-        /** An allocation's bytes, without counting it (the whole-life count is the histogram's). */
-        void allocatedBytes(long byteSize) {
-            allocatedBytes.add(byteSize);
-            raise(byteSize);
-        }
-
-        void reallocated(long oldByteSize, long newByteSize) {
-            reallocations.increment();
-            long delta = newByteSize - oldByteSize;
-            if (delta >= 0) {
-                allocatedBytes.add(delta);
-                raise(delta);
-            } else {
-                freedBytes.add(-delta);
-                current.addAndGet(delta);
-            }
-        }
-
-        void freed(long byteSize) {
-            frees.increment();
-            freedBytes.add(byteSize);
-            current.addAndGet(-byteSize);
-        }
-
-        void raise(long byteSize) {
-            long now = current.addAndGet(byteSize);
-            long p = peak.get();
-            while (now > p && !peak.compareAndSet(p, now)) {
-                p = peak.get();
-            }
-        }
-
-        /** Adds a popped child's figures: RMM's add_counters_from_tracked_sub_block. */
-        void absorb(Counters child) {
-            long childPeak = child.peak.get();
-            long base = current.get();
-            long p = peak.get();
-            while (base + childPeak > p && !peak.compareAndSet(p, base + childPeak)) {
-                p = peak.get();
-            }
-            current.addAndGet(child.current.get());
-            allocatedBytes.add(child.allocatedBytes.sum());
-            freedBytes.add(child.freedBytes.sum());
-            allocations.add(child.allocations.sum());
-            frees.add(child.frees.sum());
-            reallocations.add(child.reallocations.sum());
-            failures.add(child.failures.sum());
-        }
-
-        LayerSnapshot.Statistics figures() {
-            return figures(allocations.sum());
-        }
-
-        LayerSnapshot.Statistics figures(long allocationCount) {
-            return new LayerSnapshot.Statistics(TYPE, current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(),
-                    allocationCount, frees.sum(), reallocations.sum(), failures.sum());
-        }
     }
 }
