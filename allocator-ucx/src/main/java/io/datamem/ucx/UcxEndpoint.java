@@ -153,7 +153,7 @@ public final class UcxEndpoint implements AutoCloseable {
             String shortName = peerName.length() > 30 ? peerName.substring(0, 30) : peerName;
             params.set(ADDRESS, UcpLayouts.offsetOf(UcpLayouts.EP_PARAMS, "name"), arena.allocateFrom(shortName));
             MemorySegment out = arena.allocate(ADDRESS);
-            UcxContext.check(Ucp.epCreate(context.worker(), params, out), "connect (ucp_ep_create)", peerName, 0);
+            UcxChecks.check(Ucp.epCreate(context.worker(), params, out), "connect (ucp_ep_create)", peerName, 0);
             UcxEndpoint e = new UcxEndpoint(context, peerName, id, out.get(ADDRESS, 0), peerMode, regionKey);
             BY_ID.put(id, e);
             return e;
@@ -216,7 +216,7 @@ public final class UcxEndpoint implements AutoCloseable {
     void checkAlive(String operation) {
         int f = failure();
         if (f != 0) {
-            UcxContext.check(f, operation, peerName, 0);
+            UcxChecks.check(f, operation, peerName, 0);
         }
     }
 
@@ -254,7 +254,7 @@ public final class UcxEndpoint implements AutoCloseable {
      */
     public void put(NDArray source, RemoteRegion target) {
         Objects.requireNonNull(target, "target");
-        UcxContext.withArray(source, "put", s -> {
+        UcxChecks.withArray(source, "put", s -> {
             sameSize("put", s.byteSize(), target);
             rma(true, s, target, 0);
             return null;
@@ -297,7 +297,7 @@ public final class UcxEndpoint implements AutoCloseable {
      */
     public void get(RemoteRegion source, NDArray target) {
         Objects.requireNonNull(source, "source");
-        UcxContext.withArray(target, "get into", s -> {
+        UcxChecks.withArray(target, "get into", s -> {
             sameSize("get", s.byteSize(), source);
             get(source, 0, s);
             return null;
@@ -316,11 +316,11 @@ public final class UcxEndpoint implements AutoCloseable {
      * @throws UcxException             if the peer went away, the send failed or timed out
      */
     public void send(long tag, MemorySegment data) {
-        UcxContext.checkNative(data);
+        UcxChecks.checkNative(data);
         String op = "send of " + data.byteSize() + " bytes with tag 0x" + Long.toHexString(tag);
         UcxRegistration reg = context.registrationFor(data);
         lockAndRun(op, data.byteSize(), (arena, deadline) -> {
-            MemorySegment param = UcxContext.requestParam(arena, reg);
+            MemorySegment param = Requests.requestParam(arena, reg);
             return context.await(Ucp.tagSendNbx(ep, data, data.byteSize(), tag, param), deadline, this, null);
         });
     }
@@ -336,7 +336,7 @@ public final class UcxEndpoint implements AutoCloseable {
      * @throws UcxException             if the peer went away, the send failed or timed out
      */
     public void send(long tag, NDArray array) {
-        UcxContext.withArray(array, "send", s -> {
+        UcxChecks.withArray(array, "send", s -> {
             send(tag, s);
             return null;
         });
@@ -374,7 +374,7 @@ public final class UcxEndpoint implements AutoCloseable {
      */
     public void receive(long tag, NDArray into) {
         checkOpen();
-        UcxContext.withArray(into, "receive into", s -> context.receive(tag, s, this, true));
+        UcxChecks.withArray(into, "receive into", s -> context.receive(tag, s, this, true));
     }
 
     /**
@@ -419,7 +419,7 @@ public final class UcxEndpoint implements AutoCloseable {
                 long deadline = System.nanoTime() + Math.min(context.options().timeout().toNanos(), 5_000_000_000L);
                 int st = context.await(Ucp.epCloseNbx(ep, param), deadline, null, null);
                 if (!force && st != UcpLayouts.UCS_OK && failure == 0 && st != UcxException.TIMED_OUT) {
-                    UcxContext.check(st, "close", peerName, 0);
+                    UcxChecks.check(st, "close", peerName, 0);
                 }
             }
         });
@@ -454,7 +454,7 @@ public final class UcxEndpoint implements AutoCloseable {
         String verb = put ? "put" : "get";
         Objects.requireNonNull(remote, put ? "target" : "source");
         remote.admit(regionKey, "the endpoint to " + peerName);   // before anything is read from it
-        UcxContext.checkNative(local);
+        UcxChecks.checkNative(local);
         long n = local.byteSize();
         if (remoteOffset < 0 || remoteOffset > remote.byteSize() || n > remote.byteSize() - remoteOffset) {
             throw new IndexOutOfBoundsException(verb + " of " + n + " bytes at offset " + remoteOffset + " of " + remote
@@ -465,7 +465,7 @@ public final class UcxEndpoint implements AutoCloseable {
         UcxRegistration reg = context.registrationFor(local);
         lockAndRun(op, n, (arena, deadline) -> {
             MemorySegment rkey = rkeyFor(remote, arena);
-            MemorySegment param = UcxContext.requestParam(arena, reg);
+            MemorySegment param = Requests.requestParam(arena, reg);
             long addr = remote.address() + remoteOffset;
             MemorySegment req = put ? Ucp.putNbx(ep, local, n, addr, rkey, param)
                     : Ucp.getNbx(ep, local, n, addr, rkey, param);
@@ -492,7 +492,7 @@ public final class UcxEndpoint implements AutoCloseable {
         MemorySegment buf = arena.allocate(packed.length);
         buf.copyFrom(MemorySegment.ofArray(packed));
         MemorySegment out = arena.allocate(ADDRESS);
-        UcxContext.check(Ucp.epRkeyUnpack(ep, buf, out), "unpack the remote key #" + remote.keyId() + " of "
+        UcxChecks.check(Ucp.epRkeyUnpack(ep, buf, out), "unpack the remote key #" + remote.keyId() + " of "
                 + remote.owner(), peerName, 0);
         k = out.get(ADDRESS, 0);
         rkeys.put(remote.keyId(), k);
@@ -524,7 +524,7 @@ public final class UcxEndpoint implements AutoCloseable {
                 throw new UcxException(op, peerName, st, op + " with peer " + peerName + ": not complete within "
                         + context.options().timeout() + " (timed out)");
             }
-            UcxContext.check(st, op, peerName, byteSize);
+            UcxChecks.check(st, op, peerName, byteSize);
         } finally {
             lock.unlock();
         }
