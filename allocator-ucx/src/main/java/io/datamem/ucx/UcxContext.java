@@ -405,7 +405,7 @@ public final class UcxContext implements AutoCloseable {
      * @throws UcxException             if UCX cannot make the endpoint (no common transport)
      */
     public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName) {
-        return connect(peerWorkerAddress, peerName, null, "peerWorkerAddress");
+        return connectWith(peerWorkerAddress, peerName, null);
     }
 
     /**
@@ -425,10 +425,10 @@ public final class UcxContext implements AutoCloseable {
      * @throws UcxException             if UCX cannot make the endpoint (no common transport)
      */
     public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName, SecretKey regionKey) {
-        return connect(peerWorkerAddress, peerName, Objects.requireNonNull(regionKey, "regionKey"), "");
+        return connectWith(peerWorkerAddress, peerName, Objects.requireNonNull(regionKey, "regionKey"));
     }
 
-    private UcxEndpoint connect(byte[] peerWorkerAddress, String peerName, SecretKey regionKey, String unused) {
+    private UcxEndpoint connectWith(byte[] peerWorkerAddress, String peerName, SecretKey regionKey) {
         Objects.requireNonNull(peerWorkerAddress, "peerWorkerAddress");
         Objects.requireNonNull(peerName, "peerName");
         if (peerWorkerAddress.length == 0) {
