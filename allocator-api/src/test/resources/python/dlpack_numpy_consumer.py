@@ -146,7 +146,10 @@ def consume(case):
         buf = ctypes.create_string_buffer(raw, max(len(raw), 1))
         keep.append(buf)
         buf_address = ctypes.addressof(buf)
-        t.data = buf_address
+    # the bytes start at the lowest element; element 0 is -lowest bytes on, at data + byte_offset
+    element0 = buf_address - case.get("lowest", [0])[0] if buf_address else 0
+    if buf_address:
+        t.data = element0 - case["byte_offset"][0]
     t.byte_offset = case["byte_offset"][0]
     capsule = PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned", None)
     producer = Producer(capsule, tuple(case["device"]))
@@ -169,9 +172,9 @@ def consume(case):
     read_only = bool(case["flags"][0] & 1)
     if arr.flags.writeable == read_only:
         problems.append("writeable %s for flags %d" % (arr.flags.writeable, case["flags"][0]))
-    if arr.size > 0 and arr.ctypes.data != buf_address + case["byte_offset"][0]:
+    if arr.size > 0 and arr.ctypes.data != element0:
         problems.append("NumPy copied: data at 0x%x, the tensor's element 0 at 0x%x"
-                        % (arr.ctypes.data, buf_address + case["byte_offset"][0]))
+                        % (arr.ctypes.data, element0))
     values = [float(v) for v in np.ravel(arr, order="C").tolist()]
     if values != case["values"]:
         problems.append("values %s, expected %s" % (values, case["values"]))

@@ -43,9 +43,12 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * <p><b>Export.</b> {@link #toDLPack(NDArray, DLPackOptions)} writes a
  * {@code DLManagedTensorVersioned} (DLPack {@value #MAJOR_VERSION}.x, version
  * {@link DLPackVersion#CURRENT} or the consumer's lower 1.x) or, for a consumer without
- * {@code max_version}, a legacy {@code DLManagedTensor}, into native memory. Its {@code data} is
- * the start of the array's allocation and {@code byte_offset} the offset of element
- * {@code [0, ..., 0]} (NULL and 0 for arrays of zero elements); shape and strides (in elements,
+ * {@code max_version}, a legacy {@code DLManagedTensor}, into native memory. For CPU memory its
+ * {@code data} is the address of element {@code [0, ..., 0]} and {@code byte_offset} 0, as NumPy
+ * exports (consumers that ignore {@code byte_offset}, PyTorch 1.13 among them, then read views
+ * right); for device memory {@code data} is the start of the array's allocation and
+ * {@code byte_offset} the offset of element {@code [0, ..., 0]}, as the specification asks (a
+ * device pointer may be an opaque handle). Arrays of zero elements have NULL and 0; shape and strides (in elements,
  * always written) follow the struct in the same allocation. The tensor holds a buffer export of
  * the array (or owns a copy), so the array cannot be closed or resized until the consumer calls
  * the deleter. The deleter is an FFM upcall: callable from any native thread, also after Java has
@@ -136,7 +139,7 @@ public final class DLPack {
     private static final long KNOWN_FLAGS = FLAG_READ_ONLY | FLAG_IS_COPIED | FLAG_IS_SUBBYTE_TYPE_PADDED;
 
     /** Offset of {@code dl_tensor} in {@code DLManagedTensorVersioned}, computed once (a path lookup by name is slow). */
-    private static final long VERSIONED_TENSOR_OFFSET =
+    static final long VERSIONED_TENSOR_OFFSET =
             DL_MANAGED_TENSOR_VERSIONED.byteOffset(MemoryLayout.PathElement.groupElement("dl_tensor"));
 
     /** The built-in dtypes, and their DLPack {@code (code, bits, lanes)} packed by {@link #dtypeKey}, in the same order. */
@@ -313,7 +316,7 @@ public final class DLPack {
             long sharedAddress = copy ? owned.address() : elementZero;
             long flags = (copy ? FLAG_IS_COPIED : 0) | (!copy && array.isReadOnly() ? FLAG_READ_ONLY : 0)
                     | (isPaddedSubByte(dtype) ? FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
-            return write(shared, sharedAddress, exported, produced, versioned, flags, view, owned,
+            return DLPackTensorWriter.write(shared, sharedAddress, exported, produced, versioned, flags, view, owned,
                     copy ? owned.shape() : shape, copy ? owned.strides() : strides);
         } catch (RuntimeException | Error e) {
             if (owned != null) {
@@ -455,65 +458,6 @@ public final class DLPack {
             out.close();
             throw e;
         }
-    }
-
-    /** Writes a tensor for {@code shared}; on success the export owns {@code view} and {@code owned}. */
-    static MemorySegment write(NDArray shared, long sharedAddress, Device device, DLPackVersion version, boolean versioned,
-                               long flags, NDArray.Hold view, NDArray owned, long[] shape, long[] byteStrides) {
-        int ndim = shape.length;
-        long item = shared.dtype().itemSize();
-        long header = versioned ? DL_MANAGED_TENSOR_VERSIONED.byteSize() : DL_MANAGED_TENSOR.byteSize();
-        long byteSize = header + 16L * ndim;
-        // The struct goes in a block of the export table when it fits (no malloc, no map entry: see
-        // DLPackExports), else in a block of its own.
-        Object holder = view != null ? view : owned;
-        long token = byteSize <= DLPackExports.BLOCK_SIZE ? DLPackExports.SLOTS.acquire(holder) : -1;
-        DataMemAllocator meta = null;
-        long address;
-        if (token != -1) {
-            address = DLPackExports.SLOTS.address(token);
-        } else {
-            meta = DataMem.builtinDefault().allocator();
-            MemorySegment raw = meta.malloc(byteSize);
-            if (raw.address() == 0) {
-                throw new OutOfNativeMemoryException(DataMem.builtinDefault().name(), byteSize, 16, "malloc");
-            }
-            address = raw.address();
-        }
-        MemorySegment m = MemorySegment.ofAddress(address).reinterpret(byteSize);
-        long id = token != -1 ? token : DLPackExports.nextId();
-        long t = versioned ? VERSIONED_TENSOR_OFFSET : 0;
-        MemorySegment shapePtr = m.asSlice(header, 8L * ndim);
-        MemorySegment stridesPtr = m.asSlice(header + 8L * ndim, 8L * ndim);
-        for (int i = 0; i < ndim; i++) {
-            shapePtr.setAtIndex(JAVA_LONG, i, shape[i]);
-            stridesPtr.setAtIndex(JAVA_LONG, i, byteStrides[i] / item);
-        }
-        boolean empty = shared.size() == 0;
-        m.set(JAVA_LONG, t, empty ? 0 : sharedAddress - shared.byteOffset());
-        m.set(JAVA_INT, t + 8, device.type().code());
-        m.set(JAVA_INT, t + 12, device.id());
-        m.set(JAVA_INT, t + 16, ndim);
-        m.set(JAVA_BYTE, t + 20, (byte) shared.dtype().dlpackCode());
-        m.set(JAVA_BYTE, t + 21, (byte) shared.dtype().dlpackBits());
-        m.set(JAVA_SHORT, t + 22, (short) shared.dtype().dlpackLanes());
-        m.set(ADDRESS, t + 24, shapePtr);
-        m.set(ADDRESS, t + 32, stridesPtr);
-        m.set(JAVA_LONG, t + 40, empty ? 0 : shared.byteOffset());
-        if (versioned) {
-            m.set(JAVA_INT, 0, version.major());
-            m.set(JAVA_INT, 4, version.minor());
-            m.set(JAVA_LONG, 8, id);
-            m.set(ADDRESS, 16, DLPackExports.DELETER);
-            m.set(JAVA_LONG, 24, flags);
-        } else {
-            m.set(JAVA_LONG, 48, id);
-            m.set(ADDRESS, 56, DLPackExports.DELETER);
-        }
-        if (token == -1) {
-            DLPackExports.register(new DLPackExports.Export(id, view, owned, meta, m.address(), byteSize));
-        }
-        return m;
     }
 
     /**

@@ -188,7 +188,7 @@ public final class DLPackTensorAllocator implements AutoCloseable {
             io.datamem.internal.ArrayInternals.nativeOnly(array);   // a close from any thread frees at once
             Device exported = DLPack.dlpackDevice(array);
             long flags = DLPack.isPaddedSubByte(dtype) ? DLPack.FLAG_IS_SUBBYTE_TYPE_PADDED : 0;
-            return DLPack.write(array, array.address(), exported, DLPackVersion.CURRENT, true, flags, null, array,
+            return DLPackTensorWriter.write(array, array.address(), exported, DLPackVersion.CURRENT, true, flags, null, array,
                     array.shape(), array.strides());
         } catch (RuntimeException | Error e) {
             array.close();

@@ -310,13 +310,17 @@ class DLPackNumPyTest {
                 : MemorySegment.ofAddress(stridesPtr).reinterpret(8L * ndim).toArray(JAVA_LONG);
         int item = a.dtype().itemSize();
         byte[] bytes = new byte[0];
+        long lowest = 0;
         if (data != 0) {
             long[] byteStrides = new long[ndim];
             for (int i = 0; i < ndim; i++) {
                 byteStrides[i] = strides[i] * item;
             }
-            long end = byteOffset + Strides.highestByte(shape, byteStrides) + item;
-            bytes = MemorySegment.ofAddress(data).reinterpret(end).toArray(JAVA_BYTE);
+            // from the lowest element to the highest: data + byte_offset is element 0, which a view
+            // with negative strides has above its lowest element
+            lowest = Strides.lowestByte(shape, byteStrides);
+            long end = Strides.highestByte(shape, byteStrides) + item;
+            bytes = MemorySegment.ofAddress(data + byteOffset + lowest).reinterpret(end - lowest).toArray(JAVA_BYTE);
         }
         out.append("case ").append(name).append('\n');
         out.append("version ").append(m.get(JAVA_INT, 0)).append(' ').append(m.get(JAVA_INT, 4)).append('\n');
@@ -329,6 +333,7 @@ class DLPackNumPyTest {
         out.append("shape").append(join(shape)).append('\n');
         out.append("strides").append(strides == null ? " NULL" : join(strides)).append('\n');
         out.append("byte_offset ").append(byteOffset).append('\n');
+        out.append("lowest ").append(lowest).append('\n');
         out.append("data_null ").append(data == 0 ? 1 : 0).append('\n');
         out.append("bytes ").append(HexFormat.of().formatHex(bytes)).append('\n');
         out.append("numpy_dtype ").append(a.dtype().name()).append('\n');

@@ -285,7 +285,8 @@ class DLPackTest {
             assertNotEquals(0, m.get(JAVA_LONG, 16), "deleter");
             assertEquals(0, m.get(JAVA_LONG, 24), "flags");
             long t = 32;
-            assertEquals(base.address(), m.get(JAVA_LONG, t), "data: the allocation");
+            assertEquals(base.address() + 28, m.get(JAVA_LONG, t), "data: element [0, 0] of the CPU view");
+            assertEquals(a.address(), m.get(JAVA_LONG, t));
             assertEquals(DeviceType.CPU.code(), m.get(JAVA_INT, t + 8));
             assertEquals(0, m.get(JAVA_INT, t + 12));
             assertEquals(2, m.get(JAVA_INT, t + 16));
@@ -296,7 +297,7 @@ class DLPackTest {
                     .toArray(JAVA_LONG));
             assertArrayEquals(new long[] {6, 2}, MemorySegment.ofAddress(m.get(JAVA_LONG, t + 32)).reinterpret(16)
                     .toArray(JAVA_LONG), "strides in elements");
-            assertEquals(a.byteOffset(), m.get(JAVA_LONG, t + 40), "byte_offset reaches element [0, 0]");
+            assertEquals(0, m.get(JAVA_LONG, t + 40), "byte_offset 0 for CPU memory, as NumPy exports");
             assertEquals(28, a.byteOffset());
             assertEquals(1, DLPack.outstandingExports());
             IllegalStateException e = assertThrows(IllegalStateException.class, base::close);
@@ -502,6 +503,15 @@ class DLPackTest {
             DLPack.release(DLPack.toDLPack(a, DLPackOptions.defaults().withStream(-1)), true);
             assertEquals(List.of(OptionalLong.empty(), OptionalLong.of(7)), cuda.synchronizations(),
                     "None and 7 synchronise; -1 asks for nothing");
+            NDArray view = a.slice(Slice.range(1, 3), Slice.range(1, 4));
+            MemorySegment v = DLPack.toDLPack(view, DLPackOptions.defaults().withStream(-1));
+            assertEquals(a.address(), v.get(JAVA_LONG, 32), "a device view's data is its allocation (the spec's form)");
+            assertEquals(view.byteOffset(), v.get(JAVA_LONG, 32 + 40), "and byte_offset reaches element [0, 0]");
+            assertEquals(20, view.byteOffset());
+            DLPack.release(v, true);
+            MemorySegment legacy = DLPack.toDLPack(view, DLPackOptions.defaults().withStream(-1).withMaxVersion(DLPackVersion.LEGACY));
+            assertEquals(20, legacy.get(JAVA_LONG, 40), "legacy struct too");
+            DLPack.release(legacy, false);
             assertThrows(IllegalArgumentException.class, () -> DLPack.toDLPack(a,
                     DLPackOptions.defaults().withStream(0)), "the backend refuses stream 0 for CUDA");
             assertEquals(0, DLPack.outstandingExports());

@@ -1,5 +1,6 @@
 package io.datamem.ucx;
 
+import javax.crypto.SecretKey;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -10,10 +11,13 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Connects two contexts over a plain TCP socket: each side sends its name and its worker address,
- * and connects to the other's ({@link UcxContext#connect}). The socket stays open as a side channel
- * for small messages ({@link #sendBytes}, {@link #receiveBytes}: remote regions, say) until
- * {@link #close()}, which closes the endpoint too.
+ * Connects two contexts over a plain TCP socket: each side sends its name, its worker address and
+ * 32 random bytes, and connects to the other's ({@link UcxContext#connect(byte[], String, SecretKey)})
+ * with the connection's {@link #regionKey() region key}: SHA-256 of both sides' random bytes. The
+ * socket stays open as a side channel for small messages ({@link #sendBytes}, {@link #receiveBytes};
+ * remote regions sealed under the key: {@link #sendRegion}, {@link #receiveRegion}) until
+ * {@link #close()}, which closes the endpoint too. The key is as secret as the socket: anyone who
+ * reads the bootstrap exchange can seal regions for this connection (docs/distributed.md).
  */
 public final class UcxBootstrap implements AutoCloseable {
 
@@ -23,6 +27,7 @@ public final class UcxBootstrap implements AutoCloseable {
     private final DataInputStream in;
     private final DataOutputStream out;
     private final UcxEndpoint endpoint;
+    private final SecretKey regionKey;
 
     private UcxBootstrap(Socket socket, UcxContext context, Duration timeout) throws IOException {
         this.socket = socket;
@@ -32,9 +37,17 @@ public final class UcxBootstrap implements AutoCloseable {
         this.out = new DataOutputStream(socket.getOutputStream());
         sendBytes(context.id().getBytes(StandardCharsets.UTF_8));
         sendBytes(context.workerAddress());
+        byte[] nonce = WireSeal.nonce();
+        sendBytes(nonce);
         String peer = new String(receiveBytes(), StandardCharsets.UTF_8);
         byte[] address = receiveBytes();
-        this.endpoint = context.connect(address, peer);
+        byte[] theirs = receiveBytes();
+        if (theirs.length != WireSeal.NONCE_BYTES) {
+            throw new IOException("bootstrap: the peer's key half is " + theirs.length + " bytes (expected: "
+                    + WireSeal.NONCE_BYTES + ")");
+        }
+        this.regionKey = WireSeal.connectionKey(nonce, theirs);
+        this.endpoint = context.connect(address, peer, regionKey);
     }
 
     /**
@@ -93,6 +106,38 @@ public final class UcxBootstrap implements AutoCloseable {
      */
     public UcxEndpoint endpoint() {
         return endpoint;
+    }
+
+    /**
+     * The key of this connection for sealed regions: both sides hold the same one.
+     *
+     * @return the HMAC-SHA256 key
+     */
+    public SecretKey regionKey() {
+        return regionKey;
+    }
+
+    /**
+     * Sends a region sealed under this connection's key ({@link RemoteRegion#toBytes(SecretKey)}).
+     *
+     * @param region the region, as {@link UcxContext#export} returned it
+     * @throws NullPointerException if {@code region} is null
+     * @throws IOException          if the socket fails
+     */
+    public void sendRegion(RemoteRegion region) throws IOException {
+        sendBytes(Objects.requireNonNull(region, "region").toBytes(regionKey));
+    }
+
+    /**
+     * Receives a region sent with {@link #sendRegion} and checks its seal.
+     *
+     * @return the region, which this connection's endpoint accepts
+     * @throws IOException              if the socket fails, times out, or the peer closed it
+     * @throws IllegalArgumentException if the bytes are not a region sealed under this connection's
+     *                                  key (corrupted or forged): the message says what was wrong
+     */
+    public RemoteRegion receiveRegion() throws IOException {
+        return RemoteRegion.fromBytes(receiveBytes(), regionKey);
     }
 
     /**

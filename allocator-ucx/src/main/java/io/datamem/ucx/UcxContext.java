@@ -4,20 +4,19 @@ import io.datamem.array.NDArray;
 import io.datamem.ucx.internal.Ucp;
 import io.datamem.ucx.internal.UcpLayouts;
 
+import javax.crypto.SecretKey;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 
+import static io.datamem.ucx.UcxChecks.check;
+import static io.datamem.ucx.UcxChecks.checkNative;
+import static io.datamem.ucx.UcxChecks.withArray;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -207,7 +206,6 @@ public final class UcxContext implements AutoCloseable {
     /** The progress thread's default spin before it backs off. */
     public static final Duration DEFAULT_PROGRESS_SPIN = Duration.ZERO;
 
-    private static final AtomicLong KEY_IDS = new AtomicLong();
     private static final Object SHARED_LOCK = new Object();
     private static volatile UcxContext shared;
     private static final String PROCESS = ProcessHandle.current().pid() + "@" + hostName();
@@ -217,10 +215,8 @@ public final class UcxContext implements AutoCloseable {
     private final MemorySegment context;
     private final MemorySegment worker;
     private final WorkerLock workerLock = new WorkerLock();
-    private final ConcurrentSkipListMap<Long, UcxRegistration> registrations = new ConcurrentSkipListMap<>();
+    private final RegistrationTable registrations;
     private final Set<UcxEndpoint> endpoints = ConcurrentHashMap.newKeySet();
-    private final AtomicLong cacheHits = new AtomicLong();
-    private final AtomicLong cacheMisses = new AtomicLong();
     private volatile boolean closed;
     private final Thread progressThread;
 
@@ -229,84 +225,12 @@ public final class UcxContext implements AutoCloseable {
         this.context = context;
         this.worker = worker;
         this.id = options.name() + "@" + PROCESS;
+        this.registrations = new RegistrationTable(this, context);
         this.progressThread = options.progressThread() ? Thread.ofPlatform().daemon().name("ucx-progress-" + id)
-                .start(this::progressLoop) : null;
+                .start(new ProgressLoop(this)) : null;
     }
 
-    /**
-     * Drives the worker while no caller does: polls it while events come and for
-     * {@link Options#progressSpin()} after the last, then sleeps, backing off to 200 µs; it leaves
-     * the worker alone while a caller holds or wants it.
-     */
-    private void progressLoop() {
-        long spinNanos = options.progressSpin().toNanos();
-        long lastEvent = System.nanoTime();
-        long idleNanos = 0;
-        while (!closed) {
-            int events = 0;
-            boolean driven = !workerLock.tryLockForProgress();
-            if (!driven) {
-                try {
-                    if (closed) {
-                        return;
-                    }
-                    events = Ucp.workerProgress(worker);
-                } finally {
-                    workerLock.unlockForProgress();
-                }
-            }
-            if (!driven && events > 0) {
-                lastEvent = System.nanoTime();
-                idleNanos = 0;
-            } else if (!driven && System.nanoTime() - lastEvent < spinNanos) {
-                Thread.onSpinWait();   // a burst of transfers keeps going at polling latency
-            } else {
-                // idle, or a caller drives the worker until its operation completes (spinning
-                // beside it would only take its core)
-                idleNanos = Math.min(200_000, idleNanos * 2 + 1_000);
-                java.util.concurrent.locks.LockSupport.parkNanos(idleNanos);
-            }
-        }
-    }
 
-    /**
-     * The lock that serialises worker calls. A caller that wants it spins briefly before it blocks
-     * (the progress thread holds it for one {@code ucp_worker_progress}, a few µs, and a parked
-     * caller would wait tens of µs more to be woken), and the progress thread leaves the worker to
-     * callers: it takes the lock only while none holds or wants it.
-     */
-    static final class WorkerLock extends ReentrantLock {
-        private static final long SPIN_NANOS = 20_000;
-        private final java.util.concurrent.atomic.AtomicInteger callers =
-                new java.util.concurrent.atomic.AtomicInteger();
-
-        @Override
-        public void lock() {
-            callers.incrementAndGet();
-            long until = System.nanoTime() + SPIN_NANOS;
-            while (!tryLock()) {
-                if (System.nanoTime() - until > 0) {
-                    super.lock();
-                    return;
-                }
-                Thread.onSpinWait();
-            }
-        }
-
-        @Override
-        public void unlock() {
-            super.unlock();
-            callers.decrementAndGet();
-        }
-
-        boolean tryLockForProgress() {
-            return callers.get() == 0 && tryLock();
-        }
-
-        void unlockForProgress() {
-            super.unlock();
-        }
-    }
 
     private static String hostName() {
         try {
@@ -481,6 +405,30 @@ public final class UcxContext implements AutoCloseable {
      * @throws UcxException             if UCX cannot make the endpoint (no common transport)
      */
     public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName) {
+        return connectWith(peerWorkerAddress, peerName, null);
+    }
+
+    /**
+     * Connects to a peer's worker as {@link #connect(byte[], String)} does, with the key the two
+     * sides share for sealed regions ({@link RemoteRegion#toBytes(SecretKey)}): the endpoint unpacks
+     * the key of a region from the peer only if its seal verifies under this key. An endpoint made
+     * without a key accepts only regions exported by contexts of this process.
+     *
+     * @param peerWorkerAddress the peer's {@link #workerAddress()}
+     * @param peerName          the peer's name, for messages
+     * @param regionKey         the shared key (HMAC-SHA256), for example
+     *                          {@code new SecretKeySpec(secret, "HmacSHA256")}
+     * @return the endpoint
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the address is empty
+     * @throws IllegalStateException    if the context is closed
+     * @throws UcxException             if UCX cannot make the endpoint (no common transport)
+     */
+    public UcxEndpoint connect(byte[] peerWorkerAddress, String peerName, SecretKey regionKey) {
+        return connectWith(peerWorkerAddress, peerName, Objects.requireNonNull(regionKey, "regionKey"));
+    }
+
+    private UcxEndpoint connectWith(byte[] peerWorkerAddress, String peerName, SecretKey regionKey) {
         Objects.requireNonNull(peerWorkerAddress, "peerWorkerAddress");
         Objects.requireNonNull(peerName, "peerName");
         if (peerWorkerAddress.length == 0) {
@@ -489,7 +437,7 @@ public final class UcxContext implements AutoCloseable {
         workerLock.lock();
         try {
             checkOpen();
-            UcxEndpoint ep = UcxEndpoint.create(this, peerWorkerAddress, peerName);
+            UcxEndpoint ep = UcxEndpoint.create(this, peerWorkerAddress, peerName, regionKey);
             endpoints.add(ep);
             return ep;
         } finally {
@@ -513,7 +461,7 @@ public final class UcxContext implements AutoCloseable {
      */
     public UcxRegistration register(MemorySegment memory) {
         checkNative(memory);
-        return map(memory.address(), memory.byteSize(), UcxRegistration.Origin.EXPLICIT, null);
+        return registrations.map(memory.address(), memory.byteSize(), UcxRegistration.Origin.EXPLICIT, null);
     }
 
     /**
@@ -533,17 +481,7 @@ public final class UcxContext implements AutoCloseable {
      */
     public UcxRegistration registrationFor(MemorySegment memory) {
         checkNative(memory);
-        UcxRegistration r = covering(memory.address(), memory.byteSize());
-        if (r != null) {
-            cacheHits.incrementAndGet();
-            return r;
-        }
-        if (!memory.scope().isAlive()) {
-            throw new IllegalStateException("cannot register " + memory + ": its scope is closed");
-        }
-        cacheMisses.incrementAndGet();
-        sweep(memory.address(), memory.byteSize());
-        return map(memory.address(), memory.byteSize(), UcxRegistration.Origin.CACHED, memory.scope());
+        return registrations.registrationFor(memory);
     }
 
     /**
@@ -554,7 +492,7 @@ public final class UcxContext implements AutoCloseable {
      * @return the live registration, or null
      */
     public UcxRegistration registrationOf(long address, long byteSize) {
-        return covering(address, byteSize);
+        return registrations.covering(address, byteSize);
     }
 
     /**
@@ -566,14 +504,7 @@ public final class UcxContext implements AutoCloseable {
      */
     public int evict(MemorySegment memory) {
         Objects.requireNonNull(memory, "memory");
-        int n = 0;
-        for (UcxRegistration r : overlapping(memory.address(), Math.max(1, memory.byteSize()))) {
-            if (r.origin() == UcxRegistration.Origin.CACHED) {
-                unmap(r);
-                n++;
-            }
-        }
-        return n;
+        return registrations.evict(memory);
     }
 
     /**
@@ -583,14 +514,7 @@ public final class UcxContext implements AutoCloseable {
      * @return how many were unmapped
      */
     public int sweepCache() {
-        int n = 0;
-        for (UcxRegistration r : registrations.values()) {
-            if (r.origin() == UcxRegistration.Origin.CACHED && !r.scope().isAlive()) {
-                unmap(r);
-                n++;
-            }
-        }
-        return n;
+        return registrations.sweepCache();
     }
 
     /**
@@ -599,22 +523,28 @@ public final class UcxContext implements AutoCloseable {
      *
      * @param memory registered native memory
      * @return the region
-     * @throws NullPointerException  if {@code memory} is null
-     * @throws IllegalStateException if no live registration covers the memory (it was never
-     *                               registered, or its block was freed): a key for freed memory is
-     *                               never handed out
-     * @throws UcxException          if packing the key fails
+     * @throws NullPointerException     if {@code memory} is null
+     * @throws IllegalArgumentException if {@code memory} is a heap segment
+     * @throws IllegalStateException    if no live registration covers the memory (it was never
+     *                                  registered, or its block was freed): a key for freed memory is
+     *                                  never handed out
+     * @throws UcxException             if packing the key fails
      */
     public RemoteRegion export(MemorySegment memory) {
         Objects.requireNonNull(memory, "memory");
-        UcxRegistration r = covering(memory.address(), memory.byteSize());
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("memory: a heap segment (expected: native memory registered with "
+                    + id + "; UCX reaches only native memory)");
+        }
+        UcxRegistration r = registrations.covering(memory.address(), memory.byteSize());
         if (r == null) {
             throw new IllegalStateException("cannot export 0x" + Long.toHexString(memory.address()) + " ("
                     + memory.byteSize() + " bytes): no live UCX registration of " + id + " covers it (allocate it"
                     + " through +ucx or ucx, or register it first; a freed block's key is refused)");
         }
         RemoteRegion whole = r.remoteRegion();
-        return new RemoteRegion(whole.owner(), whole.keyId(), memory.address(), memory.byteSize(), whole.packedKey());
+        return RemoteRegion.local(whole.owner(), whole.keyId(), memory.address(), memory.byteSize(),
+                whole.packedKey());
     }
 
     /**
@@ -649,7 +579,7 @@ public final class UcxContext implements AutoCloseable {
      */
     public int liveRegistrations(UcxRegistration.Origin origin) {
         Objects.requireNonNull(origin, "origin");
-        return (int) registrations.values().stream().filter(r -> r.origin() == origin).count();
+        return registrations.count(origin);
     }
 
     /**
@@ -658,7 +588,7 @@ public final class UcxContext implements AutoCloseable {
      * @return {@code {hits, misses}}
      */
     public long[] cacheCounts() {
-        return new long[] {cacheHits.get(), cacheMisses.get()};
+        return registrations.cacheCounts();
     }
 
     /**
@@ -706,49 +636,9 @@ public final class UcxContext implements AutoCloseable {
     }
 
     long receive(long tag, MemorySegment into, UcxEndpoint from, boolean exact) {
-        checkNative(into);
-        if (into.isReadOnly()) {
-            throw new IllegalArgumentException("into: a read-only segment (expected: writable memory)");
-        }
-        String op = "receive with tag 0x" + Long.toHexString(tag) + " into " + into.byteSize() + " bytes";
-        String peer = from == null ? null : from.peerName();
-        UcxRegistration reg = registrationFor(into);
-        workerLock.lock();
-        try (Arena arena = Arena.ofConfined()) {
-            checkOpen();
-            long deadline = System.nanoTime() + options.timeout().toNanos();
-            MemorySegment info = arena.allocate(UcpLayouts.TAG_RECV_INFO);
-            while (Ucp.tagProbeNb(worker, tag, -1L, 0, info).equals(MemorySegment.NULL)) {
-                Ucp.workerProgress(worker);
-                if (from != null) {
-                    from.checkAlive(op);
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    throw new UcxException(op, peer, UcxException.TIMED_OUT, op + (peer == null ? "" : " from "
-                            + peer) + ": no message within " + options.timeout() + " on " + id);
-                }
-                Thread.onSpinWait();
-            }
-            long length = info.get(JAVA_LONG, 8);
-            if (length > into.byteSize() || (exact && length != into.byteSize())) {
-                throw new UcxException(op, peer, UcpLayouts.UCS_ERR_MESSAGE_TRUNCATED, op + ": the message is "
-                        + length + " bytes and the buffer " + into.byteSize() + " bytes (expected: "
-                        + (exact ? "equal sizes" : "a buffer at least as large") + "); the message stays queued");
-            }
-            MemorySegment param = requestParam(arena, reg);
-            MemorySegment req = Ucp.tagRecvNbx(worker, into, into.byteSize(), tag, -1L, param);
-            int st = await(req, deadline, from, info);
-            check(st, op, peer, into.byteSize());
-            long received = info.get(JAVA_LONG, 8);
-            if (received != length) {
-                throw new UcxException(op, peer, UcpLayouts.UCS_ERR_MESSAGE_TRUNCATED, op + ": received " + received
-                        + " bytes of a " + length + "-byte message");
-            }
-            return received;
-        } finally {
-            workerLock.unlock();
-        }
+        return TaggedReceive.receive(this, tag, into, from, exact);
     }
+
 
     /**
      * Drives the worker once ({@code ucp_worker_progress}).
@@ -786,8 +676,8 @@ public final class UcxContext implements AutoCloseable {
             for (UcxEndpoint ep : List.copyOf(endpoints)) {
                 ep.closeQuietly();
             }
-            for (UcxRegistration r : List.copyOf(registrations.values())) {
-                unmap(r);
+            for (UcxRegistration r : registrations.all()) {
+                registrations.unmap(r);
             }
             closed = true;
             Ucp.workerDestroy(worker);
@@ -826,175 +716,44 @@ public final class UcxContext implements AutoCloseable {
         return worker;
     }
 
-    ReentrantLock workerLock() {
+    WorkerLock workerLock() {
         return workerLock;
+    }
+
+    /** Waits for a request with the worker lock held ({@link Requests#await}). */
+    int await(MemorySegment req, long deadline, UcxEndpoint ep, MemorySegment tagInfo) {
+        return Requests.await(worker, req, deadline, ep, tagInfo);
+    }
+
+    UcxRegistration map(long address, long byteSize, UcxRegistration.Origin origin, MemorySegment.Scope scope) {
+        return registrations.map(address, byteSize, origin, scope);
+    }
+
+    /** {@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}; null when UCX has no memory. */
+    UcxRegistration allocate(long byteSize) {
+        return registrations.allocate(byteSize);
+    }
+
+    void unmap(UcxRegistration r) {
+        registrations.unmap(r);
+    }
+
+    RemoteRegion pack(UcxRegistration r) {
+        return registrations.pack(r);
     }
 
     void removed(UcxEndpoint ep) {
         endpoints.remove(ep);
     }
 
-    UcxRegistration map(long address, long byteSize, UcxRegistration.Origin origin, MemorySegment.Scope scope) {
-        checkOpen();
-        UcxRegistration existing = overlapping(address, byteSize).stream().findFirst().orElse(null);
-        if (existing != null) {
-            throw new IllegalStateException("cannot register 0x" + Long.toHexString(address) + " (" + byteSize
-                    + " bytes): it overlaps " + existing);
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment params = arena.allocate(UcpLayouts.MEM_MAP_PARAMS);
-            params.set(JAVA_LONG, 0, UcpLayouts.MEM_MAP_PARAM_FIELD_ADDRESS | UcpLayouts.MEM_MAP_PARAM_FIELD_LENGTH);
-            params.set(ADDRESS, 8, MemorySegment.ofAddress(address));
-            params.set(JAVA_LONG, 16, byteSize);
-            MemorySegment out = arena.allocate(ADDRESS);
-            check(Ucp.memMap(context, params, out), "ucp_mem_map of 0x" + Long.toHexString(address), null, byteSize);
-            UcxRegistration r = new UcxRegistration(this, out.get(ADDRESS, 0), address, byteSize, origin,
-                    KEY_IDS.incrementAndGet(), scope);
-            registrations.put(address, r);
-            return r;
-        }
-    }
 
-    /** {@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}; null when UCX has no memory. */
-    UcxRegistration allocate(long byteSize) {
-        checkOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment params = arena.allocate(UcpLayouts.MEM_MAP_PARAMS);
-            params.set(JAVA_LONG, 0, UcpLayouts.MEM_MAP_PARAM_FIELD_ADDRESS | UcpLayouts.MEM_MAP_PARAM_FIELD_LENGTH
-                    | UcpLayouts.MEM_MAP_PARAM_FIELD_FLAGS | UcpLayouts.MEM_MAP_PARAM_FIELD_MEMORY_TYPE);
-            params.set(ADDRESS, 8, MemorySegment.NULL);
-            params.set(JAVA_LONG, 16, byteSize);
-            params.set(ValueLayout.JAVA_INT, 24, UcpLayouts.MEM_MAP_ALLOCATE);
-            params.set(ValueLayout.JAVA_INT, 32, UcpLayouts.MEMORY_TYPE_HOST);
-            MemorySegment out = arena.allocate(ADDRESS);
-            int st = Ucp.memMap(context, params, out);
-            if (st != UcpLayouts.UCS_OK) {
-                return null;
-            }
-            MemorySegment memh = out.get(ADDRESS, 0);
-            MemorySegment attr = arena.allocate(UcpLayouts.MEM_ATTR);
-            attr.set(JAVA_LONG, 0, UcpLayouts.MEM_ATTR_FIELD_ADDRESS | UcpLayouts.MEM_ATTR_FIELD_LENGTH);
-            st = Ucp.memQuery(memh, attr);
-            if (st != UcpLayouts.UCS_OK) {
-                Ucp.memUnmap(context, memh);
-                check(st, "ucp_mem_query", null, byteSize);
-            }
-            long address = attr.get(ADDRESS, 8).address();
-            long length = attr.get(JAVA_LONG, 16);
-            UcxRegistration r = new UcxRegistration(this, memh, address, length, UcxRegistration.Origin.ALLOCATED,
-                    KEY_IDS.incrementAndGet(), null);
-            registrations.put(address, r);
-            return r;
-        }
-    }
 
-    void unmap(UcxRegistration r) {
-        if (!r.markDead()) {
-            return;
-        }
-        registrations.remove(r.address(), r);
-        if (!closed) {
-            int st = Ucp.memUnmap(context, r.memh());
-            check(st, "ucp_mem_unmap of " + r, null, r.byteSize());
-        }
-    }
 
-    RemoteRegion pack(UcxRegistration r) {
-        try (Arena arena = Arena.ofConfined()) {
-            checkOpen();
-            MemorySegment buf = arena.allocate(ADDRESS);
-            MemorySegment len = arena.allocate(JAVA_LONG);
-            check(Ucp.rkeyPack(context, r.memh(), buf, len), "ucp_rkey_pack of " + r, null, r.byteSize());
-            MemorySegment b = buf.get(ADDRESS, 0);
-            try {
-                byte[] key = b.reinterpret(len.get(JAVA_LONG, 0)).toArray(ValueLayout.JAVA_BYTE);
-                return new RemoteRegion(id, r.keyId(), r.address(), r.byteSize(), key);
-            } finally {
-                Ucp.rkeyBufferRelease(b);
-            }
-        }
-    }
 
-    /** A request parameter with the local memory handle. */
-    static MemorySegment requestParam(Arena arena, UcxRegistration reg) {
-        MemorySegment param = arena.allocate(UcpLayouts.REQUEST_PARAM);
-        if (reg != null) {
-            param.set(ValueLayout.JAVA_INT, 0, UcpLayouts.OP_ATTR_FIELD_MEMH);
-            param.set(ADDRESS, UcpLayouts.offsetOf(UcpLayouts.REQUEST_PARAM, "memh"), reg.memh());
-        }
-        return param;
-    }
 
-    /**
-     * Waits for a request with the worker lock held; frees it. On timeout, cancels it and returns
-     * {@link UcxException#TIMED_OUT}.
-     */
-    int await(MemorySegment req, long deadline, UcxEndpoint ep, MemorySegment tagInfo) {
-        if (req.equals(MemorySegment.NULL)) {
-            return UcpLayouts.UCS_OK;
-        }
-        if (Ucp.isError(req)) {
-            return Ucp.statusOf(req);
-        }
-        try {
-            while (true) {
-                Ucp.workerProgress(worker);
-                int st = tagInfo == null ? Ucp.requestCheckStatus(req) : Ucp.tagRecvRequestTest(req, tagInfo);
-                if (st != UcpLayouts.UCS_INPROGRESS) {
-                    return st;
-                }
-                boolean late = System.nanoTime() - deadline > 0;
-                boolean dead = ep != null && ep.failure() != 0;
-                if (late || dead) {
-                    Ucp.requestCancel(worker, req);
-                    long until = System.nanoTime() + 1_000_000_000L;
-                    while (Ucp.requestCheckStatus(req) == UcpLayouts.UCS_INPROGRESS && System.nanoTime() < until) {
-                        Ucp.workerProgress(worker);
-                    }
-                    return dead ? ep.failure() : UcxException.TIMED_OUT;
-                }
-            }
-        } finally {
-            if (Ucp.requestCheckStatus(req) != UcpLayouts.UCS_INPROGRESS) {
-                Ucp.requestFree(req);
-            }
-            // else: leaked deliberately; UCX still owns it (it is freed with the worker)
-        }
-    }
 
-    static void check(int status, String operation, String peer, long byteSize) {
-        if (status == UcpLayouts.UCS_OK) {
-            return;
-        }
-        String text = status == UcxException.TIMED_OUT ? "timed out" : Ucp.statusString(status);
-        throw new UcxException(operation, peer, status, operation + (peer == null ? "" : " with peer " + peer)
-                + (byteSize > 0 ? " (" + byteSize + " bytes)" : "") + " failed: " + text + " (UCX status " + status
-                + ")");
-    }
 
-    static void checkNative(MemorySegment memory) {
-        Objects.requireNonNull(memory, "memory");
-        if (!memory.isNative()) {
-            throw new IllegalArgumentException("memory: a heap segment (expected: native memory; UCX reaches only"
-                    + " native memory without a copy)");
-        }
-        if (memory.byteSize() == 0) {
-            throw new IllegalArgumentException("memory: 0 bytes at 0x" + Long.toHexString(memory.address())
-                    + " (expected: at least one byte)");
-        }
-    }
 
-    static <T> T withArray(NDArray array, String what, java.util.function.Function<MemorySegment, T> action) {
-        Objects.requireNonNull(array, "array");
-        return array.whileHeld(() -> {
-            if (!array.isCContiguous()) {
-                throw new IllegalArgumentException("cannot " + what + " a non-C-contiguous array (shape "
-                        + java.util.Arrays.toString(array.shape()) + ", strides " + java.util.Arrays.toString(
-                        array.strides()) + "; expected: C-contiguous, copy it first)");
-            }
-            return action.apply(array.segment());
-        });
-    }
 
     void checkOpen() {
         if (closed) {
@@ -1002,43 +761,8 @@ public final class UcxContext implements AutoCloseable {
         }
     }
 
-    private UcxRegistration covering(long address, long byteSize) {
-        Map.Entry<Long, UcxRegistration> e = registrations.floorEntry(address);
-        if (e == null) {
-            return null;
-        }
-        UcxRegistration r = e.getValue();
-        if (!r.covers(address, byteSize)) {
-            return null;
-        }
-        if (r.origin() == UcxRegistration.Origin.CACHED && !r.scope().isAlive()) {
-            unmap(r);
-            return null;
-        }
-        return r;
-    }
 
-    private List<UcxRegistration> overlapping(long address, long byteSize) {
-        List<UcxRegistration> out = new ArrayList<>();
-        Map.Entry<Long, UcxRegistration> below = registrations.floorEntry(address);
-        if (below != null && below.getKey() + below.getValue().byteSize() > address) {
-            out.add(below.getValue());
-        }
-        for (UcxRegistration r : registrations.subMap(address, false, address + byteSize, false).values()) {
-            out.add(r);
-        }
-        return out;
-    }
 
-    /** Unmaps cached registrations whose scope is closed, and those overlapping a new range. */
-    private void sweep(long address, long byteSize) {
-        for (UcxRegistration r : overlapping(address, byteSize)) {
-            if (r.origin() == UcxRegistration.Origin.CACHED) {
-                unmap(r);
-            }
-        }
-        sweepCache();
-    }
 
     String process() {
         return PROCESS;

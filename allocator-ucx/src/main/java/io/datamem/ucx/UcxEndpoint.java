@@ -4,6 +4,7 @@ import io.datamem.array.NDArray;
 import io.datamem.ucx.internal.Ucp;
 import io.datamem.ucx.internal.UcpLayouts;
 
+import javax.crypto.SecretKey;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -50,7 +51,11 @@ public final class UcxEndpoint implements AutoCloseable {
     private final long peerPid;
     private long nextLivenessCheck;
 
-    private UcxEndpoint(UcxContext context, String peerName, long id, MemorySegment ep, boolean detectsPeerFailure) {
+    private final SecretKey regionKey;
+
+    private UcxEndpoint(UcxContext context, String peerName, long id, MemorySegment ep, boolean detectsPeerFailure,
+                        SecretKey regionKey) {
+        this.regionKey = regionKey;
         this.context = context;
         this.peerName = peerName;
         this.id = id;
@@ -113,23 +118,24 @@ public final class UcxEndpoint implements AutoCloseable {
         return true;
     }
 
-    static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName) {
+    static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, SecretKey regionKey) {
         if (hostOnly(context.options().transports())) {
-            return create(context, peerAddress, peerName, false);
+            return create(context, peerAddress, peerName, false, regionKey);
         }
         try {
-            return create(context, peerAddress, peerName, true);
+            return create(context, peerAddress, peerName, true, regionKey);
         } catch (UcxException e) {
             if (e.status() != UcpLayouts.UCS_ERR_UNREACHABLE) {
                 throw e;
             }
             // UCX 1.13's shared-memory transports (posix, sysv) have no peer failure handler: connect
             // without one, and watch the peer's process instead (checkAlive)
-            return create(context, peerAddress, peerName, false);
+            return create(context, peerAddress, peerName, false, regionKey);
         }
     }
 
-    private static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, boolean peerMode) {
+    private static UcxEndpoint create(UcxContext context, byte[] peerAddress, String peerName, boolean peerMode,
+                                      SecretKey regionKey) {
         long id = IDS.incrementAndGet();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment address = arena.allocate(peerAddress.length);
@@ -147,8 +153,8 @@ public final class UcxEndpoint implements AutoCloseable {
             String shortName = peerName.length() > 30 ? peerName.substring(0, 30) : peerName;
             params.set(ADDRESS, UcpLayouts.offsetOf(UcpLayouts.EP_PARAMS, "name"), arena.allocateFrom(shortName));
             MemorySegment out = arena.allocate(ADDRESS);
-            UcxContext.check(Ucp.epCreate(context.worker(), params, out), "connect (ucp_ep_create)", peerName, 0);
-            UcxEndpoint e = new UcxEndpoint(context, peerName, id, out.get(ADDRESS, 0), peerMode);
+            UcxChecks.check(Ucp.epCreate(context.worker(), params, out), "connect (ucp_ep_create)", peerName, 0);
+            UcxEndpoint e = new UcxEndpoint(context, peerName, id, out.get(ADDRESS, 0), peerMode, regionKey);
             BY_ID.put(id, e);
             return e;
         }
@@ -210,7 +216,7 @@ public final class UcxEndpoint implements AutoCloseable {
     void checkAlive(String operation) {
         int f = failure();
         if (f != 0) {
-            UcxContext.check(f, operation, peerName, 0);
+            UcxChecks.check(f, operation, peerName, 0);
         }
     }
 
@@ -222,7 +228,9 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param target       the peer's region
      * @param targetOffset where in the region the bytes go
      * @throws NullPointerException      if an argument is null
-     * @throws IllegalArgumentException  if {@code source} is a heap segment or empty
+     * @throws IllegalArgumentException  if {@code source} is a heap segment or empty; or if the remote region is
+     *                                   refused (not exported here, not sealed, or its seal does not
+     *                                   verify under this endpoint's key: {@link RemoteRegion})
      * @throws IndexOutOfBoundsException if {@code targetOffset} is negative or the bytes do not fit
      *                                   in the region (the message names the sizes)
      * @throws IllegalStateException     if the endpoint or its context is closed
@@ -238,14 +246,15 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param source a live, C-contiguous array on host memory
      * @param target the peer's region
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the array is not C-contiguous, or its size differs from
+     * @throws IllegalArgumentException if the remote region is refused ({@link RemoteRegion}), or
+     *                                      the array is not C-contiguous, or its size differs from
      *                                  the region's (the message names both)
      * @throws IllegalStateException    if the array, the endpoint or its context is closed
      * @throws UcxException             if the peer went away, the transfer failed or timed out
      */
     public void put(NDArray source, RemoteRegion target) {
         Objects.requireNonNull(target, "target");
-        UcxContext.withArray(source, "put", s -> {
+        UcxChecks.withArray(source, "put", s -> {
             sameSize("put", s.byteSize(), target);
             rma(true, s, target, 0);
             return null;
@@ -259,7 +268,9 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param sourceOffset where in the region to start
      * @param target       writable native memory; its size is the number of bytes read
      * @throws NullPointerException      if an argument is null
-     * @throws IllegalArgumentException  if {@code target} is a heap segment, empty or read-only
+     * @throws IllegalArgumentException  if {@code target} is a heap segment, empty or read-only; or if the remote region is
+     *                                   refused (not exported here, not sealed, or its seal does not
+     *                                   verify under this endpoint's key: {@link RemoteRegion})
      * @throws IndexOutOfBoundsException if {@code sourceOffset} is negative or the bytes run past the
      *                                   region (the message names the sizes)
      * @throws IllegalStateException     if the endpoint or its context is closed
@@ -278,14 +289,15 @@ public final class UcxEndpoint implements AutoCloseable {
      * @param source the peer's region
      * @param target a live, writable, C-contiguous array on host memory
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the array is not C-contiguous or read-only, or its size
+     * @throws IllegalArgumentException if the remote region is refused ({@link RemoteRegion}), or
+     *                                      the array is not C-contiguous or read-only, or its size
      *                                  differs from the region's (the message names both)
      * @throws IllegalStateException    if the array, the endpoint or its context is closed
      * @throws UcxException             if the peer went away, the transfer failed or timed out
      */
     public void get(RemoteRegion source, NDArray target) {
         Objects.requireNonNull(source, "source");
-        UcxContext.withArray(target, "get into", s -> {
+        UcxChecks.withArray(target, "get into", s -> {
             sameSize("get", s.byteSize(), source);
             get(source, 0, s);
             return null;
@@ -304,11 +316,11 @@ public final class UcxEndpoint implements AutoCloseable {
      * @throws UcxException             if the peer went away, the send failed or timed out
      */
     public void send(long tag, MemorySegment data) {
-        UcxContext.checkNative(data);
+        UcxChecks.checkNative(data);
         String op = "send of " + data.byteSize() + " bytes with tag 0x" + Long.toHexString(tag);
         UcxRegistration reg = context.registrationFor(data);
         lockAndRun(op, data.byteSize(), (arena, deadline) -> {
-            MemorySegment param = UcxContext.requestParam(arena, reg);
+            MemorySegment param = Requests.requestParam(arena, reg);
             return context.await(Ucp.tagSendNbx(ep, data, data.byteSize(), tag, param), deadline, this, null);
         });
     }
@@ -324,7 +336,7 @@ public final class UcxEndpoint implements AutoCloseable {
      * @throws UcxException             if the peer went away, the send failed or timed out
      */
     public void send(long tag, NDArray array) {
-        UcxContext.withArray(array, "send", s -> {
+        UcxChecks.withArray(array, "send", s -> {
             send(tag, s);
             return null;
         });
@@ -362,7 +374,7 @@ public final class UcxEndpoint implements AutoCloseable {
      */
     public void receive(long tag, NDArray into) {
         checkOpen();
-        UcxContext.withArray(into, "receive into", s -> context.receive(tag, s, this, true));
+        UcxChecks.withArray(into, "receive into", s -> context.receive(tag, s, this, true));
     }
 
     /**
@@ -407,7 +419,7 @@ public final class UcxEndpoint implements AutoCloseable {
                 long deadline = System.nanoTime() + Math.min(context.options().timeout().toNanos(), 5_000_000_000L);
                 int st = context.await(Ucp.epCloseNbx(ep, param), deadline, null, null);
                 if (!force && st != UcpLayouts.UCS_OK && failure == 0 && st != UcxException.TIMED_OUT) {
-                    UcxContext.check(st, "close", peerName, 0);
+                    UcxChecks.check(st, "close", peerName, 0);
                 }
             }
         });
@@ -441,7 +453,8 @@ public final class UcxEndpoint implements AutoCloseable {
     private void rma(boolean put, MemorySegment local, RemoteRegion remote, long remoteOffset) {
         String verb = put ? "put" : "get";
         Objects.requireNonNull(remote, put ? "target" : "source");
-        UcxContext.checkNative(local);
+        remote.admit(regionKey, "the endpoint to " + peerName);   // before anything is read from it
+        UcxChecks.checkNative(local);
         long n = local.byteSize();
         if (remoteOffset < 0 || remoteOffset > remote.byteSize() || n > remote.byteSize() - remoteOffset) {
             throw new IndexOutOfBoundsException(verb + " of " + n + " bytes at offset " + remoteOffset + " of " + remote
@@ -452,7 +465,7 @@ public final class UcxEndpoint implements AutoCloseable {
         UcxRegistration reg = context.registrationFor(local);
         lockAndRun(op, n, (arena, deadline) -> {
             MemorySegment rkey = rkeyFor(remote, arena);
-            MemorySegment param = UcxContext.requestParam(arena, reg);
+            MemorySegment param = Requests.requestParam(arena, reg);
             long addr = remote.address() + remoteOffset;
             MemorySegment req = put ? Ucp.putNbx(ep, local, n, addr, rkey, param)
                     : Ucp.getNbx(ep, local, n, addr, rkey, param);
@@ -479,7 +492,7 @@ public final class UcxEndpoint implements AutoCloseable {
         MemorySegment buf = arena.allocate(packed.length);
         buf.copyFrom(MemorySegment.ofArray(packed));
         MemorySegment out = arena.allocate(ADDRESS);
-        UcxContext.check(Ucp.epRkeyUnpack(ep, buf, out), "unpack the remote key #" + remote.keyId() + " of "
+        UcxChecks.check(Ucp.epRkeyUnpack(ep, buf, out), "unpack the remote key #" + remote.keyId() + " of "
                 + remote.owner(), peerName, 0);
         k = out.get(ADDRESS, 0);
         rkeys.put(remote.keyId(), k);
@@ -511,7 +524,7 @@ public final class UcxEndpoint implements AutoCloseable {
                 throw new UcxException(op, peerName, st, op + " with peer " + peerName + ": not complete within "
                         + context.options().timeout() + " (timed out)");
             }
-            UcxContext.check(st, op, peerName, byteSize);
+            UcxChecks.check(st, op, peerName, byteSize);
         } finally {
             lock.unlock();
         }

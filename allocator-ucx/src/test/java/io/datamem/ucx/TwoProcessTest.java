@@ -117,7 +117,7 @@ class TwoProcessTest {
     void arraysTravelBitExactBothWays() throws Exception {
         for (long n : SIZES) {
             boot.sendBytes(("serve " + n).getBytes(StandardCharsets.UTF_8));
-            RemoteRegion region = RemoteRegion.fromBytes(boot.receiveBytes());
+            RemoteRegion region = boot.receiveRegion();
             assertEquals(n, region.byteSize());
             try (NDArray a = DataMem.callWith(handler, () -> NDArray.empty(DType.UINT8, n))) {
                 boot.endpoint().get(region, a);                                  // peer -> here
@@ -141,7 +141,7 @@ class TwoProcessTest {
         }
         try (NDArray small = DataMem.callWith(handler, () -> NDArray.empty(DType.UINT8, 1000))) {
             boot.sendBytes("serve 1024".getBytes(StandardCharsets.UTF_8));
-            RemoteRegion region = RemoteRegion.fromBytes(boot.receiveBytes());
+            RemoteRegion region = boot.receiveRegion();
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> boot.endpoint().put(small, region));
             assertTrue(e.getMessage().contains("1000 bytes and the remote region 1024 bytes"), e.getMessage());
@@ -156,7 +156,7 @@ class TwoProcessTest {
     void aPeerKilledMidTransferIsAnExceptionNotAHang() throws Exception {
         long n = 64 << 20;
         boot.sendBytes(("serve " + n).getBytes(StandardCharsets.UTF_8));
-        RemoteRegion region = RemoteRegion.fromBytes(boot.receiveBytes());
+        RemoteRegion region = boot.receiveRegion();
         UcxEndpoint ep = boot.endpoint();
         try (NDArray a = DataMem.callWith(handler, () -> NDArray.empty(DType.UINT8, n))) {
             ep.get(region, a);

@@ -33,6 +33,7 @@ class UcxInProcessTest {
     private UcxContext b;
     private UcxEndpoint ab;
     private UcxEndpoint ba;
+    private static final javax.crypto.SecretKey KEY = new javax.crypto.spec.SecretKeySpec(random(32, 40), "HmacSHA256");
 
     UcxInProcessTest(String transports) {
         this.transports = transports;
@@ -44,8 +45,8 @@ class UcxInProcessTest {
         UcxContext.Options o = UcxContext.Options.defaults().withTransports(transports).withTimeout(Duration.ofSeconds(5));
         a = UcxContext.open(o.withName("a"));
         b = UcxContext.open(o.withName("b"));
-        ab = a.connect(b.workerAddress(), "b");
-        ba = b.connect(a.workerAddress(), "a");
+        ab = a.connect(b.workerAddress(), "b", KEY);
+        ba = b.connect(a.workerAddress(), "a", KEY);
     }
 
     @AfterEach
@@ -70,7 +71,7 @@ class UcxInProcessTest {
         int n = 1 << 20;
         MemorySegment target = regB.malloc(n).reinterpret(n);
         try (Arena arena = Arena.ofConfined()) {
-            RemoteRegion region = RemoteRegion.fromBytes(b.export(target).toBytes());
+            RemoteRegion region = RemoteRegion.fromBytes(b.export(target).toBytes(KEY), KEY);
             MemorySegment src = arena.allocate(n);
             byte[] data = random(n, 1);
             src.copyFrom(MemorySegment.ofArray(data));
@@ -109,6 +110,80 @@ class UcxInProcessTest {
         assertTrue(e.getMessage().contains("no live UCX registration"), e.getMessage());
         IllegalStateException e2 = assertThrows(IllegalStateException.class, r::remoteRegion);
         assertTrue(e2.getMessage().contains("the block was freed"), e2.getMessage());
+    }
+
+    @Test
+    void forgedAndCorruptedRegionsAreRefusedBeforeUcxSeesThem() {
+        DataMemAllocator regB = UcxRegisteringAdaptor.of(DataMem.handler("aligned:64").allocator(), b);
+        int n = 4096;
+        MemorySegment target = regB.malloc(n).reinterpret(n);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment part = arena.allocate(64);
+            byte[] sealed = b.export(target).toBytes(KEY);
+            int refusedOnReceipt = 0;
+            int refusedByTheEndpoint = 0;
+            for (int bit = 0; bit < sealed.length * 8; bit++) {
+                byte[] flipped = sealed.clone();
+                flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+                assertThrows(IllegalArgumentException.class, () -> RemoteRegion.fromBytes(flipped, KEY), "bit " + bit);
+                RemoteRegion r;
+                try {
+                    r = RemoteRegion.fromBytes(flipped);
+                } catch (IllegalArgumentException e) {
+                    refusedOnReceipt++;
+                    continue;
+                }
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ab.get(r, 0, part),
+                        "bit " + bit);
+                assertTrue(e.getMessage().contains("MAC"), e.getMessage());
+                refusedByTheEndpoint++;
+            }
+            assertTrue(refusedOnReceipt > 0 && refusedByTheEndpoint > 0, refusedOnReceipt + " / " + refusedByTheEndpoint);
+            Random random = new Random(41);
+            for (int i = 0; i < 2000; i++) {
+                byte[] junk = new byte[random.nextInt(sealed.length * 2)];
+                random.nextBytes(junk);
+                if (i % 2 == 0 && junk.length >= 8) {
+                    System.arraycopy(sealed, 0, junk, 0, 8);   // a valid header over random bytes
+                }
+                assertThrows(IllegalArgumentException.class, () -> RemoteRegion.fromBytes(junk, KEY));
+                try {
+                    RemoteRegion r = RemoteRegion.fromBytes(junk);
+                    assertThrows(IllegalArgumentException.class, () -> ab.get(r, 0, part));
+                } catch (IllegalArgumentException expected) {
+                    // refused on receipt
+                }
+            }
+            javax.crypto.SecretKey other = new javax.crypto.spec.SecretKeySpec(random(32, 42), "HmacSHA256");
+            byte[] otherKey = b.export(target).toBytes(other);
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> RemoteRegion.fromBytes(otherKey, KEY))
+                    .getMessage().contains("MAC"));
+            assertTrue(assertThrows(IllegalArgumentException.class,
+                    () -> ab.get(RemoteRegion.fromBytes(otherKey), 0, part)).getMessage().contains("MAC"));
+            RemoteRegion unsealed = RemoteRegion.fromBytes(b.export(target).toBytes());
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> ab.get(unsealed, 0, part)).getMessage()
+                    .contains("not sealed"));
+            RemoteRegion made = new RemoteRegion("b", 1, target.address(), n, random(80, 43));
+            assertThrows(IllegalArgumentException.class, () -> ab.get(made, 0, part));
+            try (UcxEndpoint keyless = a.connect(b.workerAddress(), "b without a key")) {
+                assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> keyless.get(RemoteRegion.fromBytes(sealed), 0, part)).getMessage().contains("no region key"));
+            }
+            // the valid form still works, on receipt and end to end
+            target.asSlice(0, 64).fill((byte) 7);
+            ab.get(RemoteRegion.fromBytes(sealed, KEY), 0, part);
+            assertEquals(7, part.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 63));
+            ab.get(RemoteRegion.fromBytes(sealed), 0, part);
+        }
+        a.sweepCache();
+        regB.free(target, n);
+    }
+
+    @Test
+    void exportingAHeapSegmentIsAnIllegalArgument() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> b.export(MemorySegment.ofArray(new byte[64])));
+        assertTrue(e.getMessage().contains("heap segment"), e.getMessage());
     }
 
     @Test

@@ -60,7 +60,7 @@ public final class UcxPeer {
                         size = Long.parseLong(cmd[1]);
                         block = alloc.malloc(size).reinterpret(size);
                         fill(block, size);
-                        boot.sendBytes(ctx.export(block).toBytes());
+                        boot.sendRegion(ctx.export(block));
                         continue;
                     }
                     case "check" -> {

@@ -35,38 +35,36 @@ import java.util.Objects;
  * no atomic read-modify-write and no shared cache line on the hot path); virtual threads share a
  * small fixed set of striped cells (chosen by thread id, updated atomically), so any number of
  * virtual threads costs no more memory than one stripe set per adaptor. A figure is read as the sum
- * of every cell (acquire loads) plus the folded figures of ended threads: the cell of a platform
+ * of every cell plus the folded figures of ended threads: the cell of a platform
  * thread that has terminated is folded into a retired total (its thread's end happens-before the
  * fold, so nothing is lost) when later threads register or when figures are read, so threads that
- * come and go do not accumulate cells. Each figure is exact once the threads whose calls it should
- * count have finished them (every completed call that happens-before a read is counted in it); figures
- * read while other threads allocate are each exact for some interleaving but not a consistent
- * snapshot of one instant. Frees are read before allocations ({@link #figures()},
- * {@link LayerSnapshot.Statistics#currentBytes()}, {@link LayerSnapshot.Statistics#liveAllocations()}), so that a free counted has its allocation
- * counted too: the bytes and blocks in use never read negative while callers free only what they
- * allocated, even when threads free each other's blocks. Nothing is allocated per call.
+ * come and go do not accumulate cells. Nothing is allocated per call.
+ *
+ * <p><b>Reading.</b> Each update of a cell is bracketed by two counters (updates begun, updates
+ * ended; two release stores). A read-out takes every cell between its counters and then checks in a
+ * second pass that no cell began an update meanwhile, so every figure of one read-out
+ * ({@link #figures()}, {@link LayerSnapshot.Statistics#currentBytes()},
+ * {@link LayerSnapshot.Statistics#liveAllocations()}) is that of one instant: exact for an
+ * interleaving of the calls, even when threads free each other's blocks. A read-out spoiled by
+ * updates a few times running holds new updates back (they wait before they begin, for as long as
+ * one pass over the cells takes) until one succeeds, so a reader is never starved by churn. Every
+ * completed call that happens-before a read is counted in it.
  *
  * <p><b>The peak.</b> Each cell remembers the net bytes (allocated minus freed through that cell) it
  * had when it last <em>synchronised</em>; a call that takes its cell's net bytes above that level
- * synchronises again: it sums every cell's net bytes (as {@link LayerSnapshot.Statistics#currentBytes()} does) and raises
- * the peak to that sum if it is higher. Reading {@link LayerSnapshot.Statistics#peakBytes()} or {@link #figures()} also
- * raises the peak to the bytes in use read then, so the peak is never below a {@code currentBytes}
- * read before it. A thread's steady loop of allocations and frees that do not exceed its earlier
- * high level pays no synchronisation. What is guaranteed:
+ * synchronises again: it takes a read-out and raises the peak to its bytes in use if higher.
+ * Reading {@link LayerSnapshot.Statistics#peakBytes()} or {@link #figures()} also raises the peak
+ * to the bytes in use read then, so the peak is never below a {@code currentBytes} read before it.
+ * A thread's steady loop of allocations and frees that do not exceed its earlier high level pays no
+ * synchronisation. What is guaranteed:
  * <ul>
  *   <li><b>One thread: exact.</b> When every call is made by one thread, its cell's net bytes are the
  *       bytes in use, it synchronises at each new high, and the peak is the true peak.</li>
- *   <li><b>Never below any single cell's high figure with the others as read then:</b> for each cell
- *       (a platform thread, or a stripe of virtual threads), every time its net bytes reach a new high
- *       {@code h}, the peak becomes at least {@code h} plus the other cells' net bytes read right
- *       after. When no thread frees blocks another thread allocated (no cell goes negative), the
- *       peak is therefore at least the most bytes any one thread had in use at once.</li>
- *   <li><b>Never above the sum of per-cell figures each taken during one synchronisation:</b> the
- *       peak is the largest of the sums it computed, and each sum adds every cell's net bytes at some
- *       instant while it was being read. When calls on different threads do not overlap in time
- *       (threads taking turns), each sum is the bytes in use at that moment, so the peak never
- *       exceeds the true peak; with overlapping calls a sum may combine one cell's figure from
- *       before a free with another's from after a later allocation, and exceed it.</li>
+ *   <li><b>Never above the true peak:</b> the peak is the largest bytes in use of read-outs, each of
+ *       one instant, so it is a figure the bytes in use really had.</li>
+ *   <li><b>Never below any single cell's high figure with the others as they stood then:</b> when no
+ *       thread frees blocks another thread allocated, the peak is at least the most bytes any one
+ *       thread had in use at once.</li>
  *   <li><b>May be below the true peak under concurrency:</b> a cell coming back up to a level it
  *       has already synchronised at does not synchronise again, so several threads each returning to
  *       their earlier highs at the same time are not seen together.</li>

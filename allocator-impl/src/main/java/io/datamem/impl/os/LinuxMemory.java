@@ -335,53 +335,52 @@ public final class LinuxMemory {
      * @return for example {@code ENOMEM}, or {@code errno N} for codes without a name here
      */
     public static String errnoName(int errno) {
-        int e = Math.abs(errno);
-        return switch (e) {
-            case EPERM -> "EPERM";
-            case ENOENT -> "ENOENT";
-            case 3 -> "ESRCH";
-            case 4 -> "EINTR";
-            case EIO -> "EIO";
-            case 7 -> "E2BIG";
-            case 9 -> "EBADF";
-            case EAGAIN -> "EAGAIN";
-            case ENOMEM -> "ENOMEM";
-            case 13 -> "EACCES";
-            case EFAULT -> "EFAULT";
-            case 16 -> "EBUSY";
-            case 17 -> "EEXIST";
-            case EXDEV -> "EXDEV";
-            case 19 -> "ENODEV";
-            case EINVAL -> "EINVAL";
-            case 28 -> "ENOSPC";
-            case ENOSYS -> "ENOSYS";
-            case 95 -> "EOPNOTSUPP";
-            default -> "errno " + e;
-        };
+        String[] entry = errnoEntry(Math.abs(errno));
+        return entry == null ? "errno " + Math.abs(errno) : entry[0];
     }
 
     /**
-     * What an errno value means, in a few words.
+     * What an errno value means: the C library's {@code strerror} text on Linux (glibc's wording).
      *
      * @param errno a positive errno (a negative one is negated)
-     * @return a short description
+     * @return for example {@code Cannot allocate memory}, or {@code Unknown error N} for codes
+     *         without an entry here
      */
     public static String errnoDescription(int errno) {
-        int e = Math.abs(errno);
-        return switch (e) {
-            case EPERM -> "operation not permitted";
-            case ENOENT -> "no such page or entry";
-            case EIO -> "input/output error (pages could not be moved to satisfy a strict binding)";
-            case EAGAIN -> "resource temporarily unavailable";
-            case ENOMEM -> "out of memory";
-            case 13 -> "permission denied";
-            case EFAULT -> "bad address";
-            case 16 -> "device or resource busy";
-            case EXDEV -> "cross-device link (the binding cannot be enforced as requested)";
-            case EINVAL -> "invalid argument";
-            case ENOSYS -> "not supported by this kernel or library";
-            case 95 -> "operation not supported";
-            default -> "error";
+        String[] entry = errnoEntry(Math.abs(errno));
+        return entry == null ? "Unknown error " + Math.abs(errno) : entry[1];
+    }
+
+    /** The name and strerror text of the errno values the library meets, or null. */
+    private static String[] errnoEntry(int errno) {
+        return switch (errno) {
+            case EPERM -> new String[] {"EPERM", "Operation not permitted"};
+            case ENOENT -> new String[] {"ENOENT", "No such file or directory"};
+            case 3 -> new String[] {"ESRCH", "No such process"};
+            case 4 -> new String[] {"EINTR", "Interrupted system call"};
+            case EIO -> new String[] {"EIO", "Input/output error"};
+            case 7 -> new String[] {"E2BIG", "Argument list too long"};
+            case 9 -> new String[] {"EBADF", "Bad file descriptor"};
+            case EAGAIN -> new String[] {"EAGAIN", "Resource temporarily unavailable"};
+            case ENOMEM -> new String[] {"ENOMEM", "Cannot allocate memory"};
+            case 13 -> new String[] {"EACCES", "Permission denied"};
+            case EFAULT -> new String[] {"EFAULT", "Bad address"};
+            case 16 -> new String[] {"EBUSY", "Device or resource busy"};
+            case 17 -> new String[] {"EEXIST", "File exists"};
+            case EXDEV -> new String[] {"EXDEV", "Invalid cross-device link"};
+            case 19 -> new String[] {"ENODEV", "No such device"};
+            case 20 -> new String[] {"ENOTDIR", "Not a directory"};
+            case EINVAL -> new String[] {"EINVAL", "Invalid argument"};
+            case 24 -> new String[] {"EMFILE", "Too many open files"};
+            case 28 -> new String[] {"ENOSPC", "No space left on device"};
+            case 32 -> new String[] {"EPIPE", "Broken pipe"};
+            case 36 -> new String[] {"ENAMETOOLONG", "File name too long"};
+            case ENOSYS -> new String[] {"ENOSYS", "Function not implemented"};
+            case 95 -> new String[] {"EOPNOTSUPP", "Operation not supported"};
+            case 98 -> new String[] {"EADDRINUSE", "Address already in use"};
+            case 104 -> new String[] {"ECONNRESET", "Connection reset by peer"};
+            case 111 -> new String[] {"ECONNREFUSED", "Connection refused"};
+            default -> null;
         };
     }
 }

@@ -28,19 +28,28 @@ public final class ImportedMemory implements AutoCloseable {
      * reference to the imported mapping; it allocates nothing.
      */
     static final DataMemHandler IMPORT_HANDLER = new DataMemHandler("shared_import", 1, new DataMemAllocator() {
+        private UnsupportedOperationException refuse(String operation) {
+            return new UnsupportedOperationException("handler 'shared_import' cannot " + operation
+                    + ": imported shared memory is another process's mapping, which an import cannot allocate"
+                    + " or resize (copy it into an array of its own first)");
+        }
+
+        /** @throws UnsupportedOperationException always: an import allocates nothing */
         @Override
         public MemorySegment malloc(long byteSize) {
-            return MemorySegment.NULL;
+            throw refuse("allocate");
         }
 
+        /** @throws UnsupportedOperationException always: an import allocates nothing */
         @Override
         public MemorySegment calloc(long count, long elementByteSize) {
-            return MemorySegment.NULL;
+            throw refuse("allocate");
         }
 
+        /** @throws UnsupportedOperationException always: imports cannot resize */
         @Override
         public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            return MemorySegment.NULL;   // imported memory cannot be resized
+            throw refuse("resize " + oldByteSize + " bytes to " + newByteSize);
         }
 
         @Override

@@ -1,6 +1,11 @@
 package io.datamem.impl.shared;
 
+import javax.crypto.Mac;
+import javax.crypto.SecretKey;
 import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.Arrays;
 import java.nio.ByteOrder;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -28,6 +33,15 @@ import java.util.Objects;
  * 40  long  inode of the memfd             48 long  mapping size (bytes, whole pages)
  * 56  long  block offset in the mapping    64 long  block size (bytes)
  * </pre>
+ *
+ * <p><b>Sealed.</b> The form above travels unauthenticated: a handle read from it
+ * ({@link #fromBytes(byte[])}) that names another process is refused by
+ * {@link SharedMemory#open(IpcHandle)} before {@code pidfd_getfd} (the kernel would hand over any
+ * descriptor of any process this user may trace). Across processes, send the sealed form instead:
+ * {@link #toBytes(SecretKey)} writes the same {@link #BYTES} bytes with version 2, followed by an
+ * HMAC-SHA256 over them under a key the two processes share ({@link #SEALED_BYTES} in all), and
+ * {@link #fromBytes(byte[], SecretKey)} checks length, magic, version and MAC before reading any
+ * field. Handles over an {@link IpcSocket} need no seal (the descriptor comes with the message).
  */
 public final class IpcHandle {
 
@@ -37,6 +51,10 @@ public final class IpcHandle {
     static final int MAGIC = 0x43504944;
     /** The wire form's version. */
     static final int VERSION = 1;
+    /** The sealed form's version. */
+    static final int SEALED_VERSION = 2;
+    /** The size of the sealed form: the {@link #BYTES} bytes and a 32-byte HMAC-SHA256. */
+    public static final int SEALED_BYTES = BYTES + 32;
 
     private final long exporterPid;
     private final int exporterFd;
@@ -46,6 +64,7 @@ public final class IpcHandle {
     private final long mappingByteSize;
     private final long byteOffset;
     private final long byteSize;
+    private final boolean unsealedWire;   // read from the unsealed wire form: its pid and fd are claims
 
     /**
      * A handle from its parts, validated.
@@ -87,6 +106,24 @@ public final class IpcHandle {
         this.mappingByteSize = mappingByteSize;
         this.byteOffset = byteOffset;
         this.byteSize = byteSize;
+        this.unsealedWire = false;
+    }
+
+    private IpcHandle(IpcHandle h, boolean unsealedWire) {
+        this.exporterPid = h.exporterPid;
+        this.exporterFd = h.exporterFd;
+        this.tagHigh = h.tagHigh;
+        this.tagLow = h.tagLow;
+        this.inode = h.inode;
+        this.mappingByteSize = h.mappingByteSize;
+        this.byteOffset = h.byteOffset;
+        this.byteSize = h.byteSize;
+        this.unsealedWire = unsealedWire;
+    }
+
+    /** Whether this handle was read from the unsealed wire form (nobody vouches for its pid and fd). */
+    boolean unsealedWire() {
+        return unsealedWire;
     }
 
     /**
@@ -170,8 +207,40 @@ public final class IpcHandle {
      * @return {@link #BYTES} new bytes
      */
     public byte[] toBytes() {
-        ByteBuffer b = ByteBuffer.allocate(BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(MAGIC).putInt(VERSION).putLong(exporterPid).putInt(exporterFd).putInt(0)
+        return encode(VERSION, BYTES);
+    }
+
+    /**
+     * The sealed wire form: {@link #BYTES} bytes with version 2 and their HMAC-SHA256 under
+     * {@code key}, which {@link #fromBytes(byte[], SecretKey)} reads in the other process.
+     *
+     * @param key the key the two processes share, for example
+     *            {@code new SecretKeySpec(secret, "HmacSHA256")}
+     * @return {@link #SEALED_BYTES} new bytes
+     * @throws NullPointerException     if {@code key} is null
+     * @throws IllegalArgumentException if {@code key} is not a key HMAC-SHA256 accepts
+     */
+    public byte[] toBytes(SecretKey key) {
+        byte[] b = encode(SEALED_VERSION, SEALED_BYTES);
+        System.arraycopy(mac(Objects.requireNonNull(key, "key"), b), 0, b, BYTES, 32);
+        return b;
+    }
+
+    private static byte[] mac(SecretKey key, byte[] form) {
+        try {
+            Mac m = Mac.getInstance("HmacSHA256");
+            m.init(key);
+            m.update(form, 0, BYTES);
+            return m.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalArgumentException("key: a " + key.getAlgorithm() + " key (expected: a key HmacSHA256"
+                    + " accepts): " + e, e);
+        }
+    }
+
+    private byte[] encode(int version, int length) {
+        ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(MAGIC).putInt(version).putLong(exporterPid).putInt(exporterFd).putInt(0)
                 .putLong(tagHigh).putLong(tagLow).putLong(inode).putLong(mappingByteSize)
                 .putLong(byteOffset).putLong(byteSize);
         return b.array();
@@ -191,6 +260,38 @@ public final class IpcHandle {
         if (bytes.length != BYTES) {
             throw new IllegalArgumentException("IPC handle: " + bytes.length + " bytes (expected: " + BYTES + ")");
         }
+        return new IpcHandle(decode(bytes, VERSION), true);
+    }
+
+    /**
+     * Reads a sealed handle ({@link #toBytes(SecretKey)}), checking its length, magic, version and
+     * MAC, in that order, before reading any field.
+     *
+     * @param bytes the sealed form
+     * @param key   the key the two processes share
+     * @return the handle, which {@link SharedMemory#open(IpcHandle)} opens with {@code pidfd_getfd}
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if the bytes are not {@link #SEALED_BYTES} long, do not start
+     *                                  with the magic and version 2, their MAC does not verify under
+     *                                  {@code key} (corrupted, forged, or sealed under another key),
+     *                                  or they hold invalid components; the message says which
+     */
+    public static IpcHandle fromBytes(byte[] bytes, SecretKey key) {
+        Objects.requireNonNull(bytes, "bytes");
+        Objects.requireNonNull(key, "key");
+        if (bytes.length != SEALED_BYTES) {
+            throw new IllegalArgumentException("IPC handle refused: length " + bytes.length + " bytes (expected: "
+                    + SEALED_BYTES + ", the sealed form)");
+        }
+        checkHeader(bytes, SEALED_VERSION);
+        if (!MessageDigest.isEqual(mac(key, bytes), Arrays.copyOfRange(bytes, BYTES, SEALED_BYTES))) {
+            throw new IllegalArgumentException("IPC handle refused: MAC does not verify under the key (corrupted,"
+                    + " forged, or sealed under another key)");
+        }
+        return decode(bytes, SEALED_VERSION);
+    }
+
+    private static void checkHeader(byte[] bytes, int expectedVersion) {
         ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         int magic = b.getInt();
         int version = b.getInt();
@@ -198,9 +299,15 @@ public final class IpcHandle {
             throw new IllegalArgumentException("IPC handle: magic 0x" + Integer.toHexString(magic)
                     + " (expected: 0x" + Integer.toHexString(MAGIC) + ", \"DIPC\")");
         }
-        if (version != VERSION) {
-            throw new IllegalArgumentException("IPC handle: version " + version + " (expected: " + VERSION + ")");
+        if (version != expectedVersion) {
+            throw new IllegalArgumentException("IPC handle: version " + version + " (expected: " + expectedVersion
+                    + (expectedVersion == VERSION ? "" : ", the sealed form") + ")");
         }
+    }
+
+    private static IpcHandle decode(byte[] bytes, int expectedVersion) {
+        checkHeader(bytes, expectedVersion);
+        ByteBuffer b = ByteBuffer.wrap(bytes, 8, BYTES - 8).order(ByteOrder.LITTLE_ENDIAN);
         long pid = b.getLong();
         int fd = b.getInt();
         int reserved = b.getInt();

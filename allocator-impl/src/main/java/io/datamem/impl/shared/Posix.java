@@ -357,26 +357,9 @@ final class Posix {
         }
     }
 
-    /** {@code ENAME (description)} for a negative result. */
+    /** {@code ENAME (strerror text)} for a negative result. */
     static String describe(long negativeErrno) {
         int e = (int) -negativeErrno;
-        String what = switch (e) {
-            case ESRCH -> "no such process";
-            case EBADF -> "bad file descriptor";
-            case 111 -> "connection refused";
-            case 98 -> "address already in use";
-            case 32 -> "broken pipe";
-            case 104 -> "connection reset by peer";
-            default -> LinuxMemory.errnoDescription(e);
-        };
-        String name = switch (e) {
-            case 111 -> "ECONNREFUSED";
-            case 98 -> "EADDRINUSE";
-            case 32 -> "EPIPE";
-            case 104 -> "ECONNRESET";
-            case 24 -> "EMFILE";
-            default -> LinuxMemory.errnoName(e);
-        };
-        return name + " (" + what + ")";
+        return LinuxMemory.errnoName(e) + " (" + LinuxMemory.errnoDescription(e) + ")";
     }
 }

@@ -82,7 +82,12 @@ public final class SharedMemory {
      *
      * @param handle the handle
      * @return the block, mapped here
-     * @throws NullPointerException if {@code handle} is null
+     * @throws NullPointerException     if {@code handle} is null
+     * @throws IllegalArgumentException if the handle was read from the unsealed wire form
+     *                                  ({@link IpcHandle#fromBytes(byte[])}), names another process
+     *                                  and its mapping is not mapped here: nobody vouches for its
+     *                                  process and descriptor, so the kernel is not asked (send it
+     *                                  sealed: {@link IpcHandle#toBytes(javax.crypto.SecretKey)})
      * @throws IpcException         if the exporter is gone ({@code EXPORTER_GONE}), the kernel
      *                              refuses to hand over its descriptor ({@code NOT_PERMITTED}),
      *                              the exporter has no such mapping any more or the handle is
@@ -92,6 +97,12 @@ public final class SharedMemory {
     public static ImportedMemory open(IpcHandle handle) {
         Objects.requireNonNull(handle, "handle");
         Imports.Entry e = Imports.acquireCached(handle);
+        if (e == null && handle.unsealedWire() && handle.exporterPid() != ProcessHandle.current().pid()) {
+            throw new IllegalArgumentException("IPC handle refused: " + handle + " was read from the unsealed wire"
+                    + " form and names process " + handle.exporterPid() + " (expected: a handle read with"
+                    + " IpcHandle.fromBytes(bytes, key) from IpcHandle.toBytes(key), or received on an IpcSocket;"
+                    + " an unsealed handle would let anyone make this process take another's descriptors)");
+        }
         if (e == null) {
             Posix.requireLinux();
             int fd = Imports.takeDescriptor(handle);

@@ -51,6 +51,26 @@ class LinuxMemoryTest {
         assertEquals("EINVAL", LinuxMemory.errnoName(-22));
         assertEquals("EXDEV", LinuxMemory.errnoName(LinuxMemory.EXDEV));
         assertEquals("errno 4242", LinuxMemory.errnoName(4242));
-        assertEquals("out of memory", LinuxMemory.errnoDescription(LinuxMemory.ENOMEM));
+        assertEquals("Cannot allocate memory", LinuxMemory.errnoDescription(LinuxMemory.ENOMEM));
+        assertEquals("No such file or directory", LinuxMemory.errnoDescription(-LinuxMemory.ENOENT));
+        assertEquals("Unknown error 4242", LinuxMemory.errnoDescription(4242));
+    }
+
+    @Test
+    void everyErrnoTextIsTheCLibrarysStrerror() throws Throwable {
+        java.lang.invoke.MethodHandle strerror = java.lang.foreign.Linker.nativeLinker().downcallHandle(
+                java.lang.foreign.Linker.nativeLinker().defaultLookup().find("strerror").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.ADDRESS,
+                        java.lang.foreign.ValueLayout.JAVA_INT));
+        int named = 0;
+        for (int e = 1; e < 134; e++) {
+            if (LinuxMemory.errnoName(e).startsWith("errno ")) {
+                continue;
+            }
+            named++;
+            String text = ((java.lang.foreign.MemorySegment) strerror.invokeExact(e)).reinterpret(256).getString(0);
+            assertEquals(text, LinuxMemory.errnoDescription(e), LinuxMemory.errnoName(e));
+        }
+        assertTrue(named >= 26, named + " named errno values");
     }
 }

@@ -28,6 +28,11 @@ import java.util.List;
  */
 public final class IpcPeer {
 
+    /** The key both processes of the test seal handles with. */
+    static final javax.crypto.SecretKey TEST_KEY = new javax.crypto.spec.SecretKeySpec(
+            "datamem two-process IPC test key".getBytes(StandardCharsets.US_ASCII), "HmacSHA256");
+
+
     private IpcPeer() {
     }
 
@@ -102,7 +107,7 @@ public final class IpcPeer {
             fill(byPid, 1234);
             mine.add(byPid);
             sizes.add(100_000L);
-            System.out.println("PIDFD " + HexFormat.of().formatHex(SharedMemory.handleOf(byPid).toBytes()));
+            System.out.println("PIDFD " + HexFormat.of().formatHex(SharedMemory.handleOf(byPid).toBytes(TEST_KEY)));
             System.out.println("OK sent " + (sizes.size() - 1) + " blocks");
             System.out.flush();
             String line = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();

@@ -69,7 +69,10 @@ class IpcSocketTest extends LeakCheckedTest {
         Path path = dir.resolve("s");
         IpcException missing = assertThrows(IpcException.class, () -> IpcSocket.connect(path));
         assertEquals(IpcException.Reason.TRANSPORT, missing.reason());
-        assertTrue(missing.getMessage().contains("ENOENT"), missing.getMessage());
+        assertTrue(missing.getMessage().contains("ENOENT (No such file or directory)"), missing.getMessage());
+        IpcException noDirectory = assertThrows(IpcException.class,
+                () -> IpcSocket.listen(dir.resolve("missing").resolve("s")));
+        assertTrue(noDirectory.getMessage().contains("ENOENT (No such file or directory)"), noDirectory.getMessage());
         assertTrue(assertThrows(IllegalArgumentException.class, () -> IpcSocket.listen(dir.resolve("x".repeat(120))))
                 .getMessage().contains("expected: 1 to 107 bytes"));
         try (IpcSocket listener = IpcSocket.listen(path)) {

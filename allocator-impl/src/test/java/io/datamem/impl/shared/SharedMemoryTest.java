@@ -223,6 +223,25 @@ class SharedMemoryTest extends LeakCheckedTest {
     }
 
     @Test
+    void anImportedArrayCannotResize() {
+        DataMemHandler shared = DataMem.createHandler("shared");
+        try (NDArray a = DataMem.callWith(shared, () -> NDArray.empty(DType.INT64, 1000))) {
+            for (int i = 0; i < 1000; i++) {
+                a.segment().setAtIndex(ValueLayout.JAVA_LONG, i, i * 3L);
+            }
+            try (NDArray b = SharedMemory.open(SharedMemory.handleOf(a)).toArray(DType.INT64, 1000)) {
+                UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                        () -> b.resize(2000));
+                assertTrue(e.getMessage().contains("shared_import") && e.getMessage().contains("resize"),
+                        e.getMessage());
+                assertArrayEquals(new long[] {1000}, b.shape(), "the array keeps its shape");
+                assertEquals(2997L, b.segment().getAtIndex(ValueLayout.JAVA_LONG, 999), "and its contents");
+                assertThrows(UnsupportedOperationException.class, () -> b.handler().allocator().malloc(8));
+            }
+        }
+    }
+
+    @Test
     void anEmptyBlockAtTheMappingsEndImportsAndReleases() {
         MemorySegment block = allocator.malloc(4096);
         IpcHandle end = SharedMemory.handleOf(block.reinterpret(4096)).withBlock(4096, 0);

@@ -145,7 +145,12 @@ class TwoProcessIpcTest extends LeakCheckedTest {
             } finally {
                 theirs.forEach(ImportedMemory::close);
             }
-            IpcHandle byPid = IpcHandle.fromBytes(HexFormat.of().parseHex(peer.awaitLine("PIDFD ").substring(6)));
+            byte[] sealed = HexFormat.of().parseHex(peer.awaitLine("PIDFD ").substring(6));
+            byte[] unsealed = java.util.Arrays.copyOf(sealed, IpcHandle.BYTES);
+            unsealed[4] = 1;   // the same fields in the unsealed form: refused before pidfd_getfd
+            assertTrue(assertThrows(IllegalArgumentException.class,
+                    () -> SharedMemory.open(IpcHandle.fromBytes(unsealed))).getMessage().contains("unsealed"));
+            IpcHandle byPid = IpcHandle.fromBytes(sealed, IpcPeer.TEST_KEY);
             try (ImportedMemory in = SharedMemory.open(byPid)) {
                 assertTrue(IpcPeer.matches(in.segment(), 1234), "the block opened with pidfd_getfd, bit-exact");
             } catch (IpcException e) {
@@ -210,7 +215,13 @@ class TwoProcessIpcTest extends LeakCheckedTest {
                     assertEquals(in.address(), again.address(), "a cached mapping needs no exporter");
                 }
             }
-            IpcException gone = assertThrows(IpcException.class, () -> SharedMemory.open(h));
+            // the handle came in a message: its pid and descriptor are the sender's claims, so once
+            // its mapping is unmapped here it is not taken to the kernel
+            IllegalArgumentException unsealed = assertThrows(IllegalArgumentException.class,
+                    () -> SharedMemory.open(h));
+            assertTrue(unsealed.getMessage().contains("unsealed"), unsealed.getMessage());
+            IpcException gone = assertThrows(IpcException.class,
+                    () -> SharedMemory.open(IpcHandle.fromBytes(h.toBytes(IpcPeer.TEST_KEY), IpcPeer.TEST_KEY)));
             assertEquals(IpcException.Reason.EXPORTER_GONE, gone.reason(), gone.getMessage());
             assertEquals(IpcException.Reason.TRANSPORT,
                     assertThrows(IpcException.class, connection::receive).reason(), "the peer closed");

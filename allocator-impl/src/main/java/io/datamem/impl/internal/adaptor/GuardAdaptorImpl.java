@@ -69,6 +69,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
         final long byteSize;
         final long base;
         final long total;
+        final long header;
         final String threadName;
         final Instant time;
         // Guarded by 'this'.
@@ -83,6 +84,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
             this.byteSize = byteSize;
             this.base = base;
             this.total = total;
+            this.header = address - base;
             this.threadName = Thread.currentThread().getName();
             this.time = Instant.now();
         }
@@ -312,13 +314,27 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
     }
 
     private MemorySegment allocate(long byteSize, boolean zeroed) {
-        if (byteSize > DataMemAllocator.MAX_BYTE_SIZE - header - redZone) {
-            return MemorySegment.NULL; // cannot be satisfied with the guard's overhead
-        }
-        long total = header + byteSize + redZone;
-        MemorySegment raw = zeroed ? upstream().calloc(1, total) : upstream().malloc(total);
-        if (raw.address() == 0) {
-            return raw;
+        // The header is at least the upstream's overall alignment; an upstream whose blocks keep a
+        // larger one (a pool's size classes) gets a header of the block's alignment, so that the
+        // address handed out keeps the alignment traitsOf reports for it.
+        long header = this.header;
+        MemorySegment raw;
+        long total;
+        while (true) {
+            if (byteSize > DataMemAllocator.MAX_BYTE_SIZE - header - redZone) {
+                return MemorySegment.NULL; // cannot be satisfied with the guard's overhead
+            }
+            total = header + byteSize + redZone;
+            raw = zeroed ? upstream().calloc(1, total) : upstream().malloc(total);
+            if (raw.address() == 0) {
+                return raw;
+            }
+            long blockAlignment = upstream().traitsOf(raw).byteAlignment();
+            if (blockAlignment <= header) {
+                break;
+            }
+            upstream().free(raw, total);   // retried with the larger header: it only grows
+            header = blockAlignment;
         }
         long address = raw.address() + header;
         MemorySegment s = segment(raw.address(), total);
@@ -434,6 +450,7 @@ public final class GuardAdaptorImpl extends ForwardingAllocator implements Guard
         MemorySegment s = segment(b.base, b.total);
         String thread = Thread.currentThread().getName();
         List<Misuse> found = new ArrayList<>(2);
+        long header = b.header;
         long after = header + b.byteSize;
         for (long i = 0; i < redZone; i++) {
             byte v = s.get(ValueLayout.JAVA_BYTE, after + i);

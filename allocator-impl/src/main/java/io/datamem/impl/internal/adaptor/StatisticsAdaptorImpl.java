@@ -12,7 +12,6 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The {@link StatisticsAdaptor} of the handler term {@code stats}: per-thread cells of whole-life
@@ -22,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     /** The {@code type} of the figures: the snapshot section's name for this layer. */
-    private static final String TYPE = "StatisticsAdaptor";
+    static final String TYPE = "StatisticsAdaptor";
 
     // A cell: one long[] per thread (or per virtual-thread stripe), padded at both ends so that two
     // cells never share a cache line.
@@ -38,7 +37,10 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private static final int SIZE_TOTAL = FAILURES + 1;              // sum of allocation sizes
     private static final int SIZE_MAX = SIZE_TOTAL + 1;              // largest allocation size
     private static final int SYNCED = SIZE_MAX + 1;                  // net bytes at the last peak sync
-    private static final int CELL_LENGTH = SYNCED + 1 + PAD;
+    private static final int BEGIN = SYNCED + 1;                     // updates begun on the cell
+    private static final int END = BEGIN + 1;                        // updates ended on the cell
+    private static final int CELL_LENGTH = END + 1 + PAD;
+    private static final int OPTIMISTIC_READS = 4;                   // read-outs tried before holding updates
     private static final int STRIPES = Math.max(4, Integer.highestOneBit(
             Math.max(1, Runtime.getRuntime().availableProcessors()) * 2 - 1) * 2);
 
@@ -51,7 +53,9 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private volatile Cell[] stripes;            // created on the first call from a virtual thread
     private int sweepAt = 16;                   // guarded by cellLock: registrations before the next sweep
     private final Object scopeLock = new Object();
-    private volatile Counters top;              // innermost open scope; null when none
+    private volatile ScopeCounters top;              // innermost open scope; null when none
+    private final Object holdLock = new Object();
+    private volatile boolean holding;           // a read-out holds new updates back (see read())
 
     /**
      * Wraps an upstream allocator.
@@ -115,7 +119,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
             allocated(newByteSize);
         } else {
             reallocated(cell(), oldByteSize, newByteSize);
-            Counters s = top;
+            ScopeCounters s = top;
             if (s != null) {
                 s.reallocated(oldByteSize, newByteSize);
             }
@@ -140,14 +144,22 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     private void freed(long byteSize) {
         Cell c = cell();
+        if (holding) {
+            awaitRead();
+        }
         if (c.owner != null) {
             // The owning thread's cell: plain reads, release stores (see Cell).
             long[] v = c.v;
+            long op = v[END] + 1;
+            SLOT.setRelease(v, BEGIN, op);
             SLOT.setRelease(v, FREES, v[FREES] + 1);
             SLOT.setRelease(v, FREED, v[FREED] + byteSize);
+            SLOT.setRelease(v, END, op);
         } else {
+            c.begin();
             c.add(FREES, 1);
             c.add(FREED, byteSize);
+            c.end();
         }
         if (top != null) {
             freedInScope(byteSize);
@@ -155,15 +167,21 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     }
 
     private void freedInScope(long byteSize) {
-        Counters s = top;
+        ScopeCounters s = top;
         if (s != null) {
             s.freed(byteSize);
         }
     }
 
     private void failed() {
-        cell().add(FAILURES, 1);
-        Counters s = top;
+        Cell c = cell();
+        if (holding) {
+            awaitRead();
+        }
+        c.begin();
+        c.add(FAILURES, 1);
+        c.end();
+        ScopeCounters s = top;
         if (s != null) {
             s.failures.increment();
         }
@@ -172,60 +190,78 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private void allocated(long byteSize) {
         // The whole-life count of allocations is the histogram's total: one update less.
         Cell c = cell();
+        if (holding) {
+            awaitRead();
+        }
         if (c.owner != null) {
             // The owning thread's cell: plain reads, release stores (see Cell). Kept small, so that
             // the compiler inlines it into the caller.
             long[] v = c.v;
+            long op = v[END] + 1;
+            SLOT.setRelease(v, BEGIN, op);
             int bucket = BUCKET0 + bucketOf(byteSize);
             SLOT.setRelease(v, bucket, v[bucket] + 1);
             SLOT.setRelease(v, SIZE_TOTAL, v[SIZE_TOTAL] + byteSize);
             long allocated = v[ALLOCATED] + byteSize;
             SLOT.setRelease(v, ALLOCATED, allocated);
-            if (byteSize > v[SIZE_MAX] || allocated - v[FREED] > v[SYNCED]) {
-                raised(c, byteSize, allocated - v[FREED]);
+            if (byteSize > v[SIZE_MAX]) {
+                SLOT.setRelease(v, SIZE_MAX, byteSize);
+            }
+            SLOT.setRelease(v, END, op);
+            if (allocated - v[FREED] > v[SYNCED]) {
+                sync(c, allocated - v[FREED]);
             }
         } else {
             allocatedShared(c, byteSize);
         }
-        Counters s = top;
+        ScopeCounters s = top;
         if (s != null) {
             s.allocated(byteSize);
         }
     }
 
-    /** The largest size or the net bytes of an owned cell went up: record it. */
-    private void raised(Cell c, long byteSize, long net) {
-        if (byteSize > c.v[SIZE_MAX]) {
-            SLOT.setRelease(c.v, SIZE_MAX, byteSize);
-        }
-        if (net > c.v[SYNCED]) {
-            sync(c, net);
-        }
-    }
-
     /** {@link #allocated} on a striped cell (virtual threads): atomic updates. */
     private void allocatedShared(Cell c, long byteSize) {
+        c.begin();
         c.add(BUCKET0 + bucketOf(byteSize), 1);
         c.add(SIZE_TOTAL, byteSize);
         if (byteSize > c.get(SIZE_MAX)) {
             c.max(SIZE_MAX, byteSize);
         }
         long net = c.add(ALLOCATED, byteSize) - c.get(FREED);
+        c.end();
         if (net > c.get(SYNCED)) {
             sync(c, net);
         }
     }
 
     private void reallocated(Cell c, long oldByteSize, long newByteSize) {
+        if (holding) {
+            awaitRead();
+        }
+        c.begin();
         c.add(REALLOCATIONS, 1);
         long delta = newByteSize - oldByteSize;
         if (delta >= 0) {
             long net = c.add(ALLOCATED, delta) - c.get(FREED);
+            c.end();
             if (net > c.get(SYNCED)) {
                 sync(c, net);
             }
         } else {
             c.add(FREED, -delta);
+            c.end();
+        }
+    }
+
+    /** Waits, before an update begins, while a read-out holds updates back. */
+    private void awaitRead() {
+        for (int spins = 0; holding; spins++) {
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
         }
     }
 
@@ -345,10 +381,72 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         return cellsForReading().live().length;
     }
 
-    /** Raises the peak to the bytes in use now, summed over every cell; records the cell's level. */
+    /** Raises the peak to the bytes in use now (an exact read-out); records the cell's level. */
     private void sync(Cell c, long net) {
         c.set(SYNCED, net);
-        raisePeak(cells.sum(ALLOCATED) - cells.sum(FREED));
+        long[] t = read();
+        raisePeak(t[ALLOCATED] - t[FREED]);
+    }
+
+    /**
+     * Every figure as it stood at one instant: the retired figures plus each live cell's slots, summed
+     * (the largest size taken as a maximum). A cell is read between its update counters (its END
+     * before, its BEGIN after: equal means no update was under way), and a second pass finds every
+     * cell's BEGIN unchanged, so each cell held the values read at the instant between the passes.
+     * After {@link #OPTIMISTIC_READS} read-outs spoiled by updates, it holds new updates back (they
+     * wait before they begin) until one read-out succeeds.
+     */
+    private long[] read() {
+        for (int attempt = 0; attempt < OPTIMISTIC_READS; attempt++) {
+            long[] t = tryRead();
+            if (t != null) {
+                return t;
+            }
+        }
+        synchronized (holdLock) {
+            holding = true;
+            try {
+                for (int spins = 0; ; spins++) {
+                    long[] t = tryRead();
+                    if (t != null) {
+                        return t;
+                    }
+                    if (spins < 64) {
+                        Thread.onSpinWait();
+                    } else {
+                        Thread.yield();   // an update under way on a descheduled thread
+                    }
+                }
+            } finally {
+                holding = false;
+            }
+        }
+    }
+
+    /** One read-out of every cell; null if an update was under way or the cells changed meanwhile. */
+    private long[] tryRead() {
+        Cells cs = cellsForReading();
+        Cell[] live = cs.live();
+        long[] t = cs.retired().clone();
+        long[] ends = new long[live.length];
+        for (int i = 0; i < live.length; i++) {
+            long[] v = live[i].v;
+            long end = (long) SLOT.getAcquire(v, END);
+            for (int slot = BUCKET0; slot < SYNCED; slot++) {
+                long x = (long) SLOT.getAcquire(v, slot);
+                t[slot] = slot == SIZE_MAX ? Math.max(t[slot], x) : t[slot] + x;
+            }
+            if ((long) SLOT.getAcquire(v, BEGIN) != end) {
+                return null;
+            }
+            ends[i] = end;
+        }
+        for (int i = 0; i < live.length; i++) {
+            if ((long) SLOT.getAcquire(live[i].v, BEGIN) != ends[i]) {
+                return null;
+            }
+        }
+        return cells == cs ? t : null;
     }
 
     private long raisePeak(long bytes) {
@@ -371,9 +469,8 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return bytes in use
      */
     public long currentBytes() {
-        Cells c = cellsForReading();
-        long freed = c.sum(FREED);   // first: every free read has its allocation read after it
-        return c.sum(ALLOCATED) - freed;
+        long[] t = read();
+        return t[ALLOCATED] - t[FREED];
     }
 
     /**
@@ -392,7 +489,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return bytes
      */
     public long allocatedBytes() {
-        return cellsForReading().sum(ALLOCATED);
+        return read()[ALLOCATED];
     }
 
     /**
@@ -401,7 +498,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return bytes
      */
     public long freedBytes() {
-        return cellsForReading().sum(FREED);
+        return read()[FREED];
     }
 
     /**
@@ -410,10 +507,13 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return count
      */
     public long allocations() {
-        Cells c = cellsForReading();
+        return allocations(read());
+    }
+
+    private static long allocations(long[] t) {
         long n = 0;
         for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
-            n += c.sum(BUCKET0 + i);
+            n += t[BUCKET0 + i];
         }
         return n;
     }
@@ -424,7 +524,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return count
      */
     public long frees() {
-        return cellsForReading().sum(FREES);
+        return read()[FREES];
     }
 
     /**
@@ -433,7 +533,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return count
      */
     public long reallocations() {
-        return cellsForReading().sum(REALLOCATIONS);
+        return read()[REALLOCATIONS];
     }
 
     /**
@@ -442,7 +542,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return count
      */
     public long failures() {
-        return cellsForReading().sum(FAILURES);
+        return read()[FAILURES];
     }
 
     /**
@@ -453,7 +553,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return bytes
      */
     public long totalAllocationBytes() {
-        return cellsForReading().sum(SIZE_TOTAL);
+        return read()[SIZE_TOTAL];
     }
 
     /**
@@ -462,7 +562,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return bytes; 0 before the first allocation
      */
     public long largestAllocationBytes() {
-        return cellsForReading().max(SIZE_MAX);
+        return read()[SIZE_MAX];
     }
 
     /**
@@ -471,26 +571,17 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
      * @return count
      */
     public long liveAllocations() {
-        long frees = frees();   // first, as in currentBytes()
-        return allocations() - frees;
+        long[] t = read();
+        return allocations(t) - t[FREES];
     }
 
     @Override
     public LayerSnapshot.Statistics figures() {
-        Cells c = cellsForReading();
-        // Frees before allocations: a free read here happened after its block's allocation, which
-        // the later reads of the allocating cell then see; so neither the bytes nor the blocks in use
-        // read negative while callers free only what they allocated.
-        long freed = c.sum(FREED);
-        long frees = c.sum(FREES);
-        long allocations = 0;
-        for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
-            allocations += c.sum(BUCKET0 + i);
-        }
-        long allocated = c.sum(ALLOCATED);
-        long current = allocated - freed;
-        return new LayerSnapshot.Statistics(TYPE, current, raisePeak(current), allocated, freed, allocations, frees,
-                c.sum(REALLOCATIONS), c.sum(FAILURES));
+        // One read-out of one instant: the bytes and blocks in use are those of that instant.
+        long[] t = read();
+        long current = t[ALLOCATED] - t[FREED];
+        return new LayerSnapshot.Statistics(TYPE, current, raisePeak(current), t[ALLOCATED], t[FREED],
+                allocations(t), t[FREES], t[REALLOCATIONS], t[FAILURES]);
     }
 
     /**
@@ -505,12 +596,9 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
 
     @Override
     public SizeHistogram histogram() {
-        Cells c = cellsForReading();
-        long[] counts = new long[HISTOGRAM_BUCKETS];
-        for (int i = 0; i < HISTOGRAM_BUCKETS; i++) {
-            counts[i] = c.sum(BUCKET0 + i);
-        }
-        return new SizeHistogram(counts, c.sum(SIZE_TOTAL), c.max(SIZE_MAX));
+        long[] t = read();
+        long[] counts = Arrays.copyOfRange(t, BUCKET0, BUCKET0 + HISTOGRAM_BUCKETS);
+        return new SizeHistogram(counts, t[SIZE_TOTAL], t[SIZE_MAX]);
     }
 
     /**
@@ -530,13 +618,13 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     @Override
     public Scope push() {
         synchronized (scopeLock) {
-            Counters c = new Counters(top);
+            ScopeCounters c = new ScopeCounters(top);
             top = c;
             return new ScopeImpl(c);
         }
     }
 
-    private LayerSnapshot.Statistics popLocked(Counters c) {
+    private LayerSnapshot.Statistics popLocked(ScopeCounters c) {
         top = c.parent;
         c.closed = true;
         if (c.parent != null) {
@@ -548,9 +636,9 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     /** A scope of this adaptor: its counters. */
     private final class ScopeImpl implements Scope {
 
-        private final Counters counters;
+        private final ScopeCounters counters;
 
-        ScopeImpl(Counters counters) {
+        ScopeImpl(ScopeCounters counters) {
             this.counters = counters;
         }
 
@@ -630,106 +718,27 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         void set(int slot, long value) {
             SLOT.setRelease(v, slot, value);
         }
+
+        /** An update begins: after this store, a read-out of the cell sees it as under way. */
+        void begin() {
+            if (owner != null) {
+                SLOT.setRelease(v, BEGIN, v[BEGIN] + 1);
+            } else {
+                SLOT.getAndAdd(v, BEGIN, 1L);
+            }
+        }
+
+        /** The update ended: its stores come before this one. */
+        void end() {
+            if (owner != null) {
+                SLOT.setRelease(v, END, v[END] + 1);
+            } else {
+                SLOT.getAndAdd(v, END, 1L);
+            }
+        }
     }
 
     /** The registered cells and the folded figures of ended threads: replaced whole, never changed. */
     private record Cells(long[] retired, Cell[] live) {
-
-        long sum(int slot) {
-            long n = retired[slot];
-            for (Cell c : live) {
-                n += (long) SLOT.getAcquire(c.v, slot);
-            }
-            return n;
-        }
-
-        long max(int slot) {
-            long n = retired[slot];
-            for (Cell c : live) {
-                n = Math.max(n, (long) SLOT.getAcquire(c.v, slot));
-            }
-            return n;
-        }
-    }
-
-    /** One set of counters: a scope's. */
-    private static final class Counters {
-        final Counters parent;
-        final AtomicLong current = new AtomicLong();
-        final AtomicLong peak = new AtomicLong();
-        final LongAdder allocatedBytes = new LongAdder();
-        final LongAdder freedBytes = new LongAdder();
-        final LongAdder allocations = new LongAdder();
-        final LongAdder frees = new LongAdder();
-        final LongAdder reallocations = new LongAdder();
-        final LongAdder failures = new LongAdder();
-        volatile boolean closed;
-
-        Counters(Counters parent) {
-            this.parent = parent;
-        }
-
-        void allocated(long byteSize) {
-            allocations.increment();
-            allocatedBytes(byteSize);
-        }
-
-        /** An allocation's bytes, without counting it (the whole-life count is the histogram's). */
-        void allocatedBytes(long byteSize) {
-            allocatedBytes.add(byteSize);
-            raise(byteSize);
-        }
-
-        void reallocated(long oldByteSize, long newByteSize) {
-            reallocations.increment();
-            long delta = newByteSize - oldByteSize;
-            if (delta >= 0) {
-                allocatedBytes.add(delta);
-                raise(delta);
-            } else {
-                freedBytes.add(-delta);
-                current.addAndGet(delta);
-            }
-        }
-
-        void freed(long byteSize) {
-            frees.increment();
-            freedBytes.add(byteSize);
-            current.addAndGet(-byteSize);
-        }
-
-        void raise(long byteSize) {
-            long now = current.addAndGet(byteSize);
-            long p = peak.get();
-            while (now > p && !peak.compareAndSet(p, now)) {
-                p = peak.get();
-            }
-        }
-
-        /** Adds a popped child's figures: RMM's add_counters_from_tracked_sub_block. */
-        void absorb(Counters child) {
-            long childPeak = child.peak.get();
-            long base = current.get();
-            long p = peak.get();
-            while (base + childPeak > p && !peak.compareAndSet(p, base + childPeak)) {
-                p = peak.get();
-            }
-            current.addAndGet(child.current.get());
-            allocatedBytes.add(child.allocatedBytes.sum());
-            freedBytes.add(child.freedBytes.sum());
-            allocations.add(child.allocations.sum());
-            frees.add(child.frees.sum());
-            reallocations.add(child.reallocations.sum());
-            failures.add(child.failures.sum());
-        }
-
-        LayerSnapshot.Statistics figures() {
-            return figures(allocations.sum());
-        }
-
-        LayerSnapshot.Statistics figures(long allocationCount) {
-            return new LayerSnapshot.Statistics(TYPE, current.get(), peak.get(), allocatedBytes.sum(), freedBytes.sum(),
-                    allocationCount, frees.sum(), reallocations.sum(), failures.sum());
-        }
     }
 }
