@@ -12,6 +12,6 @@ module io.datamem.ucx {
 
     exports io.datamem.ucx;
 
-    provides io.datamem.spi.DataMemProvider with io.datamem.ucx.internal.UcxProvider,
-            io.datamem.ucx.internal.UcxAdaptorProvider;
+    provides io.datamem.spi.DataMemProvider with io.datamem.ucx.provider.UcxProvider,
+            io.datamem.ucx.provider.UcxAdaptorProvider;
 }

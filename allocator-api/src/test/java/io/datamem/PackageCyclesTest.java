@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,14 +24,6 @@ import static org.junit.jupiter.api.Assertions.fail;
  * public package and its {@code internal} included), read from the sources beside this module.
  */
 class PackageCyclesTest {
-
-    /**
-     * The cycles left in modules whose layout other work changes (issue 38): each tolerated only
-     * as exactly this set of packages, so that a cycle that grows, or a new one, still fails.
-     * Remove an entry once its module is free of it.
-     */
-    private static final Map<String, Set<String>> KNOWN_CYCLES = Map.of(
-            "allocator-ucx", Set.of("io.datamem.ucx", "io.datamem.ucx.internal"));
 
     private final PackageGraph graph = PackageGraph.ofMainSources();
 
@@ -57,9 +48,7 @@ class PackageCyclesTest {
             }
             PackageGraph g = PackageGraph.of(sources);
             for (Set<String> cycle : g.cycles()) {
-                if (!cycle.equals(KNOWN_CYCLES.get(module))) {
-                    found.append('\n').append(module).append(": ").append(cycle).append(g.describe(cycle));
-                }
+                found.append('\n').append(module).append(": ").append(cycle).append(g.describe(cycle));
             }
         }
         if (!found.isEmpty()) {

@@ -1,4 +1,4 @@
-package io.datamem.ucx.internal;
+package io.datamem.ucx.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.spi.Availability;
@@ -6,6 +6,7 @@ import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.ucx.UcxContext;
+import io.datamem.ucx.internal.Ucp;
 import io.datamem.ucx.UcxRegisteringAdaptor;
 
 import java.util.List;

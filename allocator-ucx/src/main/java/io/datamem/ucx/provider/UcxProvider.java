@@ -1,4 +1,4 @@
-package io.datamem.ucx.internal;
+package io.datamem.ucx.provider;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.spi.Availability;
@@ -7,6 +7,7 @@ import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
 import io.datamem.ucx.UcxAllocator;
 import io.datamem.ucx.UcxContext;
+import io.datamem.ucx.internal.Ucp;
 
 import java.util.List;
 
