@@ -1,6 +1,7 @@
 package io.datamem.impl.provider;
 
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
@@ -45,11 +46,11 @@ public final class PoolProvider implements DataMemProvider {
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        PoolingAllocatorImpl.Options options = options(term, context);
+        PoolOptions options = options(term, context);
         return PoolingAllocatorImpl.of(context.resolveAllocator(term.nested()), options);
     }
 
-    private static PoolingAllocatorImpl.Options options(ProviderTerm term, ProviderContext context) {
-        return PoolingAllocatorImpl.Options.parse(term, context.handlerName());
+    private static PoolOptions options(ProviderTerm term, ProviderContext context) {
+        return PoolOptions.parse(term, context.handlerName());
     }
 }
