@@ -1,7 +1,7 @@
 package io.datamem.impl;
 
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
-import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaBuilder;
 import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each family's options parse from a handler-name term and write themselves back as one that
- * parses to the same settings (the grammar lives with the settings: {@code NumaAllocatorImpl.parse}
+ * parses to the same settings (the grammar lives with the settings: {@code NumaBuilder.parse}
  * and {@code Builder.spec}, {@code HugePageAllocatorImpl.parse} and {@code Builder.spec},
  * {@code PoolOptions.parse} and {@code spec}). No machine is touched.
  */
@@ -36,12 +36,12 @@ class TermRoundTripTest {
                 new String[] {"numa:interleave=0,1", "numa:interleave=0,1"},
                 new String[] {"numa:preferred=1(hugepages)", "numa:preferred=1"},
                 new String[] {"numa:firsttouch", "numa:firsttouch"})) {
-            String spec = NumaAllocatorImpl.parse(term(c[0]), "h").spec();
+            String spec = NumaBuilder.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, NumaAllocatorImpl.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, NumaBuilder.parse(term(spec), "h").spec(), spec);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> NumaAllocatorImpl.parse(term("numa:bind"), "mine"));
+                () -> NumaBuilder.parse(term("numa:bind"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': 'numa:bind': "), e.getMessage());
     }
 

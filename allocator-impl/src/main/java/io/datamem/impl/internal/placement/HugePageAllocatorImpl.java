@@ -283,7 +283,7 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
          * @throws NullPointerException     if {@code allocator} is null
          * @throws IllegalArgumentException if its memory is not host-accessible, or it is a
          *                                  {@link NumaAllocator} (NUMA-bound huge pages are made by
-         *                                  {@link NumaAllocatorImpl.Builder#upstream} instead)
+         *                                  {@link NumaBuilder#upstream} instead)
          */
         public Builder upstream(DataMemAllocator allocator) {
             Objects.requireNonNull(allocator, "allocator");
