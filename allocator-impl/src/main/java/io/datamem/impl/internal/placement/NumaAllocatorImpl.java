@@ -5,7 +5,6 @@ import io.datamem.MemoryTraits;
 import io.datamem.impl.os.HwlocBinding;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
-import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.placement.NumaPlacement;
 import io.datamem.impl.placement.NumaPolicy;
@@ -35,8 +34,6 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>Thread-safe. Linux only.
  */
 public final class NumaAllocatorImpl implements NumaAllocator {
-
-    private static final ThreadLocal<List<Integer>> PENDING_NODES = new ThreadLocal<>();
 
     private enum Origin { OWN, HUGE_PAGES, UPSTREAM }
 
@@ -69,8 +66,9 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         this.staticNodes = staticNodes;
         this.name = b.name != null ? b.name : b.spec();
         this.givenUpstream = b.upstream;
+        this.binding = new NumaBinding(name, policy, strict, populate, topology, pageSize);
         if (b.upstream instanceof HugePageAllocatorImpl hp) {
-            this.hugePages = hp.withHook(new Placement(), name);
+            this.hugePages = hp.withHook(binding.hook(this::nodesForThisThread), name);
             this.upstream = null;
         } else {
             this.hugePages = null;
@@ -79,7 +77,6 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         int maxCpu = topology.nodes().stream().flatMap(n -> n.cpus().stream()).mapToInt(Integer::intValue).max()
                 .orElse(0);
         this.localNodesByCpu = new AtomicReferenceArray<>(maxCpu + 1);
-        this.binding = new NumaBinding(name, policy, strict, populate, topology, pageSize);
         if (upstream != null) {
             this.traits = upstream.traits();
         } else {
@@ -189,9 +186,10 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     /**
      * The huge-page allocator whose mappings this allocator binds, if the upstream is one.
      *
-     * @return the bound huge-page allocator (its {@link HugePageAllocator#mapping mappings} and
-     *         {@link HugePageAllocator#fallbacks fallbacks} describe this allocator's large blocks),
-     *         or empty
+     * @return the bound huge-page allocator (its
+     *         {@link io.datamem.impl.placement.HugePageAllocator#mapping mappings} and
+     *         {@link io.datamem.impl.placement.HugePageAllocator#fallbacks fallbacks} describe this
+     *         allocator's large blocks), or empty
      */
     public Optional<HugePageAllocatorImpl> hugePages() {
         return Optional.ofNullable(hugePages);
@@ -289,13 +287,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         Block b = live(ptr, oldByteSize);
         Origin to = originFor(newByteSize);
         if (b.origin() == Origin.HUGE_PAGES && to == Origin.HUGE_PAGES) {
-            MemorySegment q;
-            PENDING_NODES.set(b.nodes());
-            try {
-                q = hugePages.realloc(ptr, oldByteSize, newByteSize);
-            } finally {
-                PENDING_NODES.remove();
-            }
+            MemorySegment q = NumaBinding.onNodes(b.nodes(), () -> hugePages.realloc(ptr, oldByteSize, newByteSize));
             if (q.address() == 0) {
                 return q;
             }
@@ -411,13 +403,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     private MemorySegment allocate(long byteSize, List<Integer> nodes, boolean zero) {
         return switch (originFor(byteSize)) {
             case HUGE_PAGES -> {
-                MemorySegment p;
-                PENDING_NODES.set(nodes);
-                try {
-                    p = zero ? hugePages.calloc(byteSize, 1) : hugePages.malloc(byteSize);
-                } finally {
-                    PENDING_NODES.remove();
-                }
+                MemorySegment p = NumaBinding.onNodes(nodes,
+                        () -> zero ? hugePages.calloc(byteSize, 1) : hugePages.malloc(byteSize));
                 if (p.address() != 0) {
                     long span = hugePages.mapped(p.address()).mappedByteSize();
                     blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
@@ -532,29 +519,6 @@ public final class NumaAllocatorImpl implements NumaAllocator {
                     upstream.free(ptr, b.span());
                 }
             }
-        }
-    }
-
-    /** Binds the fresh mappings of the huge-page allocator this allocator composes with. */
-    private final class Placement implements MappingHook {
-
-        @Override
-        public boolean prepare(long address, long byteSize, HugePageAllocator.PageKind kind, long pageSize) {
-            List<Integer> nodes = pendingNodes();
-            return binding.bind(address, byteSize, nodes, 0)
-                    && binding.populateAndVerify(address, byteSize, nodes, kind.explicit());
-        }
-
-        @Override
-        public boolean grown(long address, long oldByteSize, long newByteSize, HugePageAllocator.PageKind kind,
-                             long pageSize) {
-            return binding.populateAndVerify(address + oldByteSize, newByteSize - oldByteSize, pendingNodes(),
-                    kind.explicit());
-        }
-
-        private List<Integer> pendingNodes() {
-            List<Integer> nodes = PENDING_NODES.get();
-            return nodes != null ? nodes : nodesForThisThread();
         }
     }
 }

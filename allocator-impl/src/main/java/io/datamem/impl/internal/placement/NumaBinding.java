@@ -5,6 +5,7 @@ import io.datamem.impl.os.HwlocBinding;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.NodeMemory;
 import io.datamem.impl.os.Spellings;
+import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaPlacement;
 import io.datamem.impl.placement.NumaPolicy;
 import io.datamem.impl.placement.NumaTopology;
@@ -16,17 +17,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * The calls that place a {@link NumaAllocatorImpl}'s pages and check where they went: binding a
  * range to its nodes with hwloc (and giving upstream memory back its default policy), faulting it
  * in and verifying its location when asked to, asking the kernel where each page of a block lies,
- * and unmapping; with the counts of verified blocks and of misplaced ones. Errors become
- * {@link BackendException}s naming the handler.
+ * unmapping, and the hook that binds the mappings of a composed huge-page allocator; with the
+ * counts of verified blocks and of misplaced ones. Errors become {@link BackendException}s naming
+ * the handler.
  *
  * <p>Thread-safe.
  */
 final class NumaBinding {
+
+    /** The nodes of the block a huge-page allocator call is mapping, for {@link Placement}. */
+    private static final ThreadLocal<List<Integer>> PENDING_NODES = new ThreadLocal<>();
 
     private final String name;
     private final NumaPolicy policy;
@@ -195,5 +201,53 @@ final class NumaBinding {
     BackendException backend(String operation, int errno, long byteSize, String backend, String detail) {
         return new BackendException(name, byteSize, backend, operation, errno, LinuxMemory.errnoName(errno),
                 LinuxMemory.errnoDescription(errno) + (detail == null ? "" : ", " + detail));
+    }
+
+    /**
+     * Makes a call of the composed huge-page allocator whose fresh mappings are for a block of these
+     * nodes: its hook ({@link #hook}) binds them there.
+     */
+    static MemorySegment onNodes(List<Integer> nodes, Supplier<MemorySegment> call) {
+        PENDING_NODES.set(nodes);
+        try {
+            return call.get();
+        } finally {
+            PENDING_NODES.remove();
+        }
+    }
+
+    /**
+     * The hook that binds the fresh mappings of the huge-page allocator the NUMA allocator composes
+     * with: to the nodes of the block being mapped ({@link #onNodes}), else to {@code localNodes}.
+     */
+    MappingHook hook(Supplier<List<Integer>> localNodes) {
+        return new Placement(localNodes);
+    }
+
+    /** Binds the fresh mappings of the huge-page allocator this allocator composes with. */
+    private final class Placement implements MappingHook {
+
+        private final Supplier<List<Integer>> localNodes;
+
+        Placement(Supplier<List<Integer>> localNodes) {
+            this.localNodes = localNodes;
+        }
+
+        @Override
+        public boolean prepare(long address, long byteSize, HugePageAllocator.PageKind kind, long pageSize) {
+            List<Integer> nodes = pendingNodes();
+            return bind(address, byteSize, nodes, 0) && populateAndVerify(address, byteSize, nodes, kind.explicit());
+        }
+
+        @Override
+        public boolean grown(long address, long oldByteSize, long newByteSize, HugePageAllocator.PageKind kind,
+                             long pageSize) {
+            return populateAndVerify(address + oldByteSize, newByteSize - oldByteSize, pendingNodes(), kind.explicit());
+        }
+
+        private List<Integer> pendingNodes() {
+            List<Integer> nodes = PENDING_NODES.get();
+            return nodes != null ? nodes : localNodes.get();
+        }
     }
 }
