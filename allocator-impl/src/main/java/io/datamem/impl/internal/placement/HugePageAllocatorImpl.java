@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The huge-page allocator behind {@code hugepages...}: what {@link HugePageAllocator} describes,
- * built by {@code io.datamem.impl.provider.HugePagesProvider} from a handler name ({@link #parse}),
+ * built by {@link HugePagesProvider} from a handler name ({@link #parse}),
  * by the NUMA allocator with a placement hook ({@link #withHook}), or by tests with
  * {@link #builder()}.
  *

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The NUMA allocator behind {@code numa:...}: what {@link NumaAllocator} describes, built by
- * {@code io.datamem.impl.provider.NumaProvider} from a handler name ({@link NumaBuilder#parse}), or
+ * {@link NumaProvider} from a handler name ({@link NumaBuilder#parse}), or
  * by tests with {@link #builder()}, {@link #bind} and {@link #local()}. The policy, the target, the
  * strict and populate flags and the upstream are the {@link NumaBuilder}'s; over a
  * {@link HugePageAllocatorImpl} upstream, a hooked copy of it maps the large blocks.

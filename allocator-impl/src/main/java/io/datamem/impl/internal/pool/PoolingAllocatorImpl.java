@@ -12,7 +12,7 @@ import java.util.Objects;
 
 /**
  * The pool behind {@code pool(UPSTREAM)}: what {@link PoolingAllocator} describes, built by
- * {@code io.datamem.impl.provider.PoolProvider} from a handler name ({@link PoolOptions#parse}), or
+ * {@link PoolProvider} from a handler name ({@link PoolOptions#parse}), or
  * by tests with {@link #of(DataMemAllocator, PoolOptions)}.
  *
  * <p>This class holds the fast path ({@code malloc} and {@code free} from the calling thread's

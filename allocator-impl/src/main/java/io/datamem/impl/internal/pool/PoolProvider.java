@@ -1,8 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.pool;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.pool.PoolOptions;
-import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;

@@ -1,7 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.placement;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.placement.NumaBuilder;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.OptionalModules;
 import io.datamem.spi.Availability;
