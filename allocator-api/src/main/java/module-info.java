@@ -23,5 +23,5 @@ module io.datamem.api {
 
     provides io.datamem.spi.DataMemProvider with io.datamem.internal.registry.BuiltinProvider,
             io.datamem.internal.registry.WorkspaceProvider;
-    provides io.datamem.internal.HandlerRegistry with io.datamem.internal.registry.RegistryService;
+    provides io.datamem.internal.HandlerRegistry with io.datamem.internal.registry.ProviderRegistry;
 }

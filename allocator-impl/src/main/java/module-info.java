@@ -1,14 +1,8 @@
-import io.datamem.impl.provider.AlignedProvider;
-import io.datamem.impl.provider.FaultsProvider;
-import io.datamem.impl.provider.GuardProvider;
-import io.datamem.impl.provider.HugePagesProvider;
-import io.datamem.impl.provider.JfrProvider;
-import io.datamem.impl.provider.LimitProvider;
-import io.datamem.impl.provider.LogProvider;
-import io.datamem.impl.provider.NumaProvider;
-import io.datamem.impl.provider.PoolProvider;
-import io.datamem.impl.provider.StatsProvider;
-import io.datamem.impl.provider.TrackingProvider;
+import io.datamem.impl.internal.adaptor.AdaptorProviders;
+import io.datamem.impl.internal.cpu.AlignedProvider;
+import io.datamem.impl.internal.placement.HugePagesProvider;
+import io.datamem.impl.internal.placement.NumaProvider;
+import io.datamem.impl.internal.pool.PoolProvider;
 import io.datamem.impl.internal.shared.SharedProvider;
 
 /**
@@ -47,15 +41,15 @@ module io.datamem.impl {
     // plumbing the device backends share (LiveBlocks); not an API
     exports io.datamem.impl.os to io.datamem.cuda, io.datamem.sycl;
 
-    provides io.datamem.spi.DataMemProvider with AlignedProvider, StatsProvider,
+    provides io.datamem.spi.DataMemProvider with AlignedProvider, AdaptorProviders.Stats,
             HugePagesProvider, NumaProvider, PoolProvider,
-            TrackingProvider,
-            LimitProvider,
-            GuardProvider,
-            LogProvider,
-            FaultsProvider,
-            JfrProvider,
+            AdaptorProviders.Tracking,
+            AdaptorProviders.Limit,
+            AdaptorProviders.Guard,
+            AdaptorProviders.Log,
+            AdaptorProviders.Faults,
+            AdaptorProviders.Jfr,
             SharedProvider;
     provides io.datamem.internal.FailureDiagnostics with io.datamem.impl.internal.snapshot.FailureSnapshots;
-    provides io.datamem.internal.HandlerWatcher with io.datamem.impl.jmx.SnapshotMBeanWatcher;
+    provides io.datamem.internal.HandlerWatcher with io.datamem.impl.internal.snapshot.SnapshotMBeanWatcher;
 }

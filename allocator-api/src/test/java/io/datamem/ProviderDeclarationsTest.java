@@ -15,7 +15,7 @@ class ProviderDeclarationsTest {
     void moduleInfoAndServicesFileAgree() throws IOException {
         assertEquals(Set.of("io.datamem.internal.registry.BuiltinProvider", "io.datamem.internal.registry.WorkspaceProvider"),
                 ProviderDeclarations.assertSame("io.datamem.spi.DataMemProvider"));
-        assertEquals(Set.of("io.datamem.internal.registry.RegistryService"),
+        assertEquals(Set.of("io.datamem.internal.registry.ProviderRegistry"),
                 ProviderDeclarations.assertSame("io.datamem.internal.HandlerRegistry"));
     }
 }

@@ -20,7 +20,8 @@
  *   <li>{@link io.datamem.impl.micrometer}: Micrometer metrics, for applications that have
  *       Micrometer.</li>
  * </ul>
- * The handler names resolve through providers in a package this module does not export.
+ * The handler names resolve through providers that this module does not export, each in the
+ * package of the implementation it builds.
  *
  * <p>Allocators are leaves; adaptors wrap an upstream allocator given first to their factory,
  * forward {@code free} with exactly the size they were given, and leave their accounting unchanged

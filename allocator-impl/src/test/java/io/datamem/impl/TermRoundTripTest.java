@@ -1,8 +1,8 @@
 package io.datamem.impl;
 
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
-import io.datamem.impl.internal.placement.NumaAllocatorImpl;
-import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaBuilder;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.pool.PoolingAllocator;
@@ -17,9 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each family's options parse from a handler-name term and write themselves back as one that
- * parses to the same settings (the grammar lives with the settings: {@code NumaAllocatorImpl.parse}
+ * parses to the same settings (the grammar lives with the settings: {@code NumaBuilder.parse}
  * and {@code Builder.spec}, {@code HugePageAllocatorImpl.parse} and {@code Builder.spec},
- * {@code PoolingAllocatorImpl.Options.parse} and {@code spec}). No machine is touched.
+ * {@code PoolOptions.parse} and {@code spec}). No machine is touched.
  */
 class TermRoundTripTest {
 
@@ -36,12 +36,12 @@ class TermRoundTripTest {
                 new String[] {"numa:interleave=0,1", "numa:interleave=0,1"},
                 new String[] {"numa:preferred=1(hugepages)", "numa:preferred=1"},
                 new String[] {"numa:firsttouch", "numa:firsttouch"})) {
-            String spec = NumaAllocatorImpl.parse(term(c[0]), "h").spec();
+            String spec = NumaBuilder.parse(term(c[0]), "h").spec();
             assertEquals(c[1], spec, c[0]);
-            assertEquals(spec, NumaAllocatorImpl.parse(term(spec), "h").spec(), spec);
+            assertEquals(spec, NumaBuilder.parse(term(spec), "h").spec(), spec);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> NumaAllocatorImpl.parse(term("numa:bind"), "mine"));
+                () -> NumaBuilder.parse(term("numa:bind"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': 'numa:bind': "), e.getMessage());
     }
 
@@ -62,15 +62,15 @@ class TermRoundTripTest {
 
     @Test
     void poolOptionsWriteThemselvesBack() {
-        assertEquals("", PoolingAllocatorImpl.Options.parse(term("pool(aligned64)"), "h").spec());
-        PoolingAllocatorImpl.Options o = PoolingAllocatorImpl.Options.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
-        assertEquals(new PoolingAllocatorImpl.Options(1L << 20, 128L << 10,
-                PoolingAllocatorImpl.Options.DEFAULTS.maxRetainedByteSize()), o);
+        assertEquals("", PoolOptions.parse(term("pool(aligned64)"), "h").spec());
+        PoolOptions o = PoolOptions.parse(term("pool(aligned64):max=1m,slab=128k"), "h");
+        assertEquals(new PoolOptions(1L << 20, 128L << 10,
+                PoolOptions.DEFAULTS.maxRetainedByteSize()), o);
         assertEquals(":max=1048576,slab=131072", o.spec());
-        assertEquals(o, PoolingAllocatorImpl.Options.parse(term("pool(aligned64)" + o.spec()), "h"));
+        assertEquals(o, PoolOptions.parse(term("pool(aligned64)" + o.spec()), "h"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> PoolingAllocatorImpl.Options.parse(term("pool(aligned64):size=1m"), "mine"));
+                () -> PoolOptions.parse(term("pool(aligned64):size=1m"), "mine"));
         assertTrue(e.getMessage().startsWith("handler name 'mine': pool option 'size=1m'"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> PoolingAllocatorImpl.Options.parse(term("pool()"), "h"));
+        assertThrows(IllegalArgumentException.class, () -> PoolOptions.parse(term("pool()"), "h"));
     }
 }

@@ -2,7 +2,9 @@ package io.datamem.internal.registry;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
+import io.datamem.internal.HandlerRegistry;
 import io.datamem.internal.LiveHandlers;
+import io.datamem.internal.Registries;
 import io.datamem.internal.Messages;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;
@@ -21,16 +23,20 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
- * Resolves handler names through the providers found by {@link ServiceLoader}.
+ * Resolves handler names through the providers found by {@link ServiceLoader}: the
+ * {@link HandlerRegistry} service that {@link Registries} loads for {@code io.datamem.DataMem} and
+ * {@code io.datamem.spi}, which cannot name this package (it imports theirs). One instance per class
+ * loader is loaded; the providers and the cache of named handlers are the class's.
  */
-public final class ProviderRegistry {
+public final class ProviderRegistry implements HandlerRegistry<DataMemHandler, DataMemProvider> {
 
     private static final int MAX_NESTING = 16;
 
     private static volatile List<DataMemProvider> providers;
     private static final Map<String, DataMemHandler> CACHE = new ConcurrentHashMap<>();
 
-    private ProviderRegistry() {
+    /** The instance {@link ServiceLoader} makes. */
+    public ProviderRegistry() {
     }
 
     /**
@@ -39,7 +45,12 @@ public final class ProviderRegistry {
      * @return the providers, in discovery order
      * @throws ServiceConfigurationError if a provider cannot be instantiated
      */
-    public static List<DataMemProvider> providers() {
+    @Override
+    public List<DataMemProvider> providers() {
+        return loadedProviders();
+    }
+
+    private static List<DataMemProvider> loadedProviders() {
         List<DataMemProvider> p = providers;
         if (p == null) {
             synchronized (ProviderRegistry.class) {
@@ -78,14 +89,15 @@ public final class ProviderRegistry {
      * @throws IllegalStateException    if a provider it needs is unavailable here, or the handler
      *                                  cannot be made here
      */
-    public static DataMemHandler handler(String handlerName) {
+    @Override
+    public DataMemHandler handler(String handlerName) {
         String key = canonical(handlerName);
         DataMemHandler h = CACHE.get(key);
         if (h != null) {
             return h;
         }
         synchronized (CACHE) {
-            return CACHE.computeIfAbsent(key, ProviderRegistry::create);
+            return CACHE.computeIfAbsent(key, this::create);
         }
     }
 
@@ -101,7 +113,8 @@ public final class ProviderRegistry {
      * @throws IllegalStateException    if a provider it needs is unavailable here, or the handler
      *                                  cannot be made here
      */
-    public static DataMemHandler create(String handlerName) {
+    @Override
+    public DataMemHandler create(String handlerName) {
         String key = canonical(handlerName);
         if (key.equals(BuiltinProvider.DEFAULT_NAME)) {
             return BuiltinProvider.builtin();
@@ -117,14 +130,22 @@ public final class ProviderRegistry {
      *
      * @param handlerName the name of the handler being built, for messages and for the adaptors
      * @param adaptors    adaptor terms joined with {@code +}, for example {@code stats+limit=1g}
-     * @param upstream    the allocator to wrap
+     * @param upstream    the allocator to wrap (a {@code DataMemAllocator})
+     * @param <A>         the allocator type
      * @return the outermost adaptor
      * @throws NullPointerException     if an argument is null
      * @throws IllegalArgumentException if a term is malformed, unknown or not an adaptor
      * @throws IllegalStateException    if a provider it needs is unavailable here, or an adaptor
      *                                  cannot be made here
+     * @throws ClassCastException       if {@code upstream} is not a {@code DataMemAllocator}
      */
-    public static DataMemAllocator wrap(String handlerName, String adaptors, DataMemAllocator upstream) {
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A> A wrap(String handlerName, String adaptors, A upstream) {
+        return (A) wrapAllocator(handlerName, adaptors, (DataMemAllocator) upstream);
+    }
+
+    private static DataMemAllocator wrapAllocator(String handlerName, String adaptors, DataMemAllocator upstream) {
         Objects.requireNonNull(handlerName, "handlerName");
         Objects.requireNonNull(upstream, "upstream");
         validate(handlerName, adaptors, DataMemProvider.Role.ADAPTOR, 0);
@@ -145,7 +166,8 @@ public final class ProviderRegistry {
      * @throws IllegalArgumentException if a term is malformed, unknown or not an adaptor
      * @throws IllegalStateException    if a provider it needs is unavailable here
      */
-    public static void validateAdaptors(String handlerName, String adaptors) {
+    @Override
+    public void validateAdaptors(String handlerName, String adaptors) {
         Objects.requireNonNull(handlerName, "handlerName");
         validate(handlerName, Objects.requireNonNull(adaptors, "adaptors"), DataMemProvider.Role.ADAPTOR, 0);
     }
@@ -248,7 +270,7 @@ public final class ProviderRegistry {
     /** The provider of a term, available here and of the role its place needs. */
     private static DataMemProvider find(String rootName, ProviderTerm term, DataMemProvider.Role role) {
         DataMemProvider wrongRole = null;
-        for (DataMemProvider p : providers()) {
+        for (DataMemProvider p : loadedProviders()) {
             if (p.accepts(term)) {
                 if (p.role() == role) {
                     Availability availability = p.availability();
@@ -268,18 +290,18 @@ public final class ProviderRegistry {
                     + (role == DataMemProvider.Role.LEAF ? "an adaptor; put a leaf allocator first, as in aligned64+"
                     + term : "a leaf allocator; only adaptors may follow '+'"));
         }
-        Optional<HandlerFamilies.Family> missing = HandlerFamilies.missing(term, providers());
+        Optional<HandlerFamilies.Family> missing = HandlerFamilies.missing(term, loadedProviders());
         if (missing.isPresent()) {
             HandlerFamilies.Family f = missing.get();
             throw new IllegalArgumentException("handler " + Messages.quote(rootName) + ": the family '" + f.name()
                     + "' is provided by " + f.artifact() + ", which is not on the class path or module path; add "
                     + "that artifact (" + HandlerFamilies.DOC + ")");
         }
-        List<String> close = HandlerFamilies.suggestions(term, providers());
+        List<String> close = HandlerFamilies.suggestions(term, loadedProviders());
         throw new IllegalArgumentException("unknown handler name " + Messages.quote(rootName) + ": no provider accepts "
                 + quotedTerm + " as " + (role == DataMemProvider.Role.LEAF ? "a leaf" : "an adaptor")
                 + (close.isEmpty() ? "." : "; did you mean " + String.join(" or ", close) + "?")
-                + " Available: " + HandlerFamilies.line(providers())
+                + " Available: " + HandlerFamilies.line(loadedProviders())
                 + " (DataMem.describeProviders() lists every spelling)");
     }
 
@@ -288,7 +310,8 @@ public final class ProviderRegistry {
      *
      * @return for example {@code default_allocator, aligned64, aligned:N; adaptors: stats}
      */
-    public static String describe() {
+    @Override
+    public String describe() {
         StringBuilder b = new StringBuilder();
         for (DataMemProvider.Role role : DataMemProvider.Role.values()) {
             String list = providers().stream().filter(p -> p.role() == role)

@@ -1,6 +1,6 @@
 package io.datamem.impl.placement;
 
-import io.datamem.impl.internal.placement.NumaAllocatorImpl;
+import io.datamem.impl.internal.placement.NumaBuilder;
 import io.datamem.impl.internal.placement.NumaTarget;
 import org.junit.jupiter.api.Test;
 
@@ -156,9 +156,9 @@ class NumaTopologySelectionTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaTarget.nearPciDevice("3b:00"))
                 .getMessage().contains("expected: DOMAIN:BUS:DEVICE.FUNCTION"));
         assertThrows(IllegalArgumentException.class, () -> NumaTarget.nearPciDevice("3b:20.0"));
-        assertEquals(NumaPolicy.FIRST_TOUCH, NumaAllocatorImpl.policyOfSpec("first-touch"));
-        assertEquals(NumaPolicy.INTERLEAVE, NumaAllocatorImpl.policyOfSpec("Interleave"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaAllocatorImpl.policyOfSpec("spread")).getMessage()
+        assertEquals(NumaPolicy.FIRST_TOUCH, NumaBuilder.policyOfSpec("first-touch"));
+        assertEquals(NumaPolicy.INTERLEAVE, NumaBuilder.policyOfSpec("Interleave"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> NumaBuilder.policyOfSpec("spread")).getMessage()
                 .contains("expected: bind, preferred, interleave, firsttouch or nexttouch"));
     }
 

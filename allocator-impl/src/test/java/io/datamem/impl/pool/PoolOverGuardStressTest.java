@@ -10,6 +10,7 @@ import io.datamem.impl.AllocatorStack;
 import io.datamem.impl.adaptor.GuardAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Test;
@@ -59,7 +60,7 @@ class PoolOverGuardStressTest {
     private final StatisticsAdaptor slabs = StatisticsAdaptorImpl.of(guard);   // what the pool asks of the guard
     // Small slabs and a small retention cap: slabs come and go all the time.
     private final PoolingAllocator pool = PoolingAllocatorImpl.of(slabs,
-            new PoolingAllocatorImpl.Options(MAX_POOLED, 32 << 10, 2 << 20));
+            new PoolOptions(MAX_POOLED, 32 << 10, 2 << 20));
 
     private final Map<Long, Block> live = new ConcurrentHashMap<>();
     private final AtomicLong handedOut = new AtomicLong();        // pooled blocks handed out (malloc, calloc, moves)

@@ -3,6 +3,7 @@ package io.datamem.impl.pool;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.AllocatorConformanceTest;
 import io.datamem.testing.CountingAllocator;
@@ -31,9 +32,9 @@ class PoolingAllocatorConformanceTest extends AllocatorConformanceTest {
         boolean small = upstreamName.endsWith(":small-limits");
         String name = small ? upstreamName.substring(0, upstreamName.indexOf(':')) : upstreamName;
         counting = new CountingAllocator(DataMem.createHandler(name).allocator());
-        PoolingAllocatorImpl.Options options = small
-                ? new PoolingAllocatorImpl.Options(4096, 8192, 0)
-                : PoolingAllocatorImpl.Options.DEFAULTS;
+        PoolOptions options = small
+                ? new PoolOptions(4096, 8192, 0)
+                : PoolOptions.DEFAULTS;
         return PoolingAllocatorImpl.of(counting, options);
     }
 

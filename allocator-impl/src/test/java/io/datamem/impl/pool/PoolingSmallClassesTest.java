@@ -3,6 +3,7 @@ package io.datamem.impl.pool;
 import io.datamem.DataMem;
 import io.datamem.DataMemHandler;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.testing.CountingAllocator;
 import org.junit.jupiter.api.Assumptions;
@@ -68,7 +69,7 @@ class PoolingSmallClassesTest {
     @ValueSource(longs = {8, 16, 64, 4096, 2L << 20})
     void everyBlockHasTheAlignmentThePoolPromises(long upstreamAlignment) {
         CountingAllocator counting = new CountingAllocator(AlignedAllocator.of(upstreamAlignment));
-        PoolingAllocator pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocatorImpl.of(counting, PoolOptions.DEFAULTS
                 .withMaxPooledByteSize(8L << 20));
         long a = counting.traits().byteAlignment();
         assertEquals(Math.min(a, 16), pool.traits().byteAlignment(), "what every block gets");

@@ -11,6 +11,7 @@ import io.datamem.impl.internal.adaptor.StatisticsAdaptorImpl;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
 import io.datamem.impl.internal.placement.HugePageAllocatorImpl.Fallback;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.HugePageAllocator.PageKind;
@@ -82,7 +83,7 @@ class MemorySnapshotTest {
     @Test
     void aPoolReportsEachClassRunAndSlabWithItsFreeBlocksAndLargestFreeRun() {
         PoolingAllocator pool = PoolingAllocatorImpl.of(AlignedAllocator.of(64),
-                PoolingAllocatorImpl.Options.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
+                PoolOptions.DEFAULTS.withSlabByteSize(4096).withMaxPooledByteSize(1024));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
             blocks.add(pool.malloc(64));   // one slab of 64 blocks, alone in its run of 4096 bytes

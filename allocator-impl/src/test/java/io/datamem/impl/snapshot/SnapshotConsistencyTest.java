@@ -10,6 +10,7 @@ import io.datamem.impl.adaptor.LimitingAdaptor;
 import io.datamem.impl.adaptor.StatisticsAdaptor;
 import io.datamem.impl.adaptor.TrackingAdaptor;
 import io.datamem.impl.internal.cpu.AlignedAllocator;
+import io.datamem.impl.internal.pool.PoolOptions;
 import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.impl.pool.PoolingAllocator;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,7 @@ class SnapshotConsistencyTest {
 
     @Test
     void snapshotsTakenWhileThreadsAllocateAreConsistent() throws Exception {
-        PoolingAllocator pool = PoolingAllocatorImpl.of(AlignedAllocator.of(64), PoolingAllocatorImpl.Options.DEFAULTS
+        PoolingAllocator pool = PoolingAllocatorImpl.of(AlignedAllocator.of(64), PoolOptions.DEFAULTS
                 .withSlabByteSize(4096).withMaxPooledByteSize(8192).withMaxRetainedByteSize(64 << 10));
         DataMemHandler h = AllocatorStack.on(pool)
                 .with(StatisticsAdaptorImpl::of)

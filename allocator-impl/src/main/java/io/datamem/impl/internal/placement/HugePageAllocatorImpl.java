@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The huge-page allocator behind {@code hugepages...}: what {@link HugePageAllocator} describes,
- * built by {@code io.datamem.impl.provider.HugePagesProvider} from a handler name ({@link #parse}),
+ * built by {@link HugePagesProvider} from a handler name ({@link #parse}),
  * by the NUMA allocator with a placement hook ({@link #withHook}), or by tests with
  * {@link #builder()}.
  *
@@ -283,7 +283,7 @@ public final class HugePageAllocatorImpl implements HugePageAllocator {
          * @throws NullPointerException     if {@code allocator} is null
          * @throws IllegalArgumentException if its memory is not host-accessible, or it is a
          *                                  {@link NumaAllocator} (NUMA-bound huge pages are made by
-         *                                  {@link NumaAllocatorImpl.Builder#upstream} instead)
+         *                                  {@link NumaBuilder#upstream} instead)
          */
         public Builder upstream(DataMemAllocator allocator) {
             Objects.requireNonNull(allocator, "allocator");

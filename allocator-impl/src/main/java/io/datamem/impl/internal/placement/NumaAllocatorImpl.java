@@ -1,14 +1,10 @@
 package io.datamem.impl.internal.placement;
 
-import io.datamem.BackendException;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 import io.datamem.impl.os.HwlocBinding;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.LiveBlocks;
-import io.datamem.impl.os.NodeMemory;
-import io.datamem.impl.os.Spellings;
-import io.datamem.impl.placement.HugePageAllocator;
 import io.datamem.impl.placement.NumaAllocator;
 import io.datamem.impl.placement.NumaPlacement;
 import io.datamem.impl.placement.NumaPolicy;
@@ -16,38 +12,28 @@ import io.datamem.impl.placement.NumaTopology;
 import io.datamem.impl.snapshot.LayerSnapshot;
 import io.datamem.internal.Checks;
 import io.datamem.internal.Libc;
-import io.datamem.spi.ProviderTerm;
-import io.datamem.spi.ProviderTerm.Option;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Collectors;
 
 /**
  * The NUMA allocator behind {@code numa:...}: what {@link NumaAllocator} describes, built by
- * {@code io.datamem.impl.provider.NumaProvider} from a handler name ({@link #parse}), or by tests
- * with {@link #builder()}, {@link #bind} and {@link #local()}. The policy, the
- * target, the strict and populate flags and the upstream are the builder's; over a
+ * {@link NumaProvider} from a handler name ({@link NumaBuilder#parse}), or
+ * by tests with {@link #builder()}, {@link #bind} and {@link #local()}. The policy, the target, the
+ * strict and populate flags and the upstream are the {@link NumaBuilder}'s; over a
  * {@link HugePageAllocatorImpl} upstream, a hooked copy of it maps the large blocks.
+ *
+ * <p>This class keeps the table of live blocks and decides where each block comes from (its own
+ * mappings, the huge-page allocator's, or the upstream's); {@link NumaBinding} makes the calls that
+ * bind, populate, verify and locate their pages.
  *
  * <p>Thread-safe. Linux only.
  */
 public final class NumaAllocatorImpl implements NumaAllocator {
-
-    private static final String TERM_EXPECTED = "numa:local, numa:POLICY=TARGET[,strict][,populate][(UPSTREAM)] with POLICY "
-            + "bind, preferred, interleave, firsttouch (no target) or nexttouch, and TARGET node ids (0,2 or 0-3), "
-            + "local, all or pci:DOMAIN:BUS:DEVICE.FUNCTION";
-
-
-    private static final ThreadLocal<List<Integer>> PENDING_NODES = new ThreadLocal<>();
 
     private enum Origin { OWN, HUGE_PAGES, UPSTREAM }
 
@@ -65,15 +51,13 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     private final NumaTopology topology;
     private final List<Integer> staticNodes;   // null for the local target
     private final AtomicReferenceArray<List<Integer>> localNodesByCpu;
-    private final int hwlocPolicy;
-    private final int hwlocFlags;
     private final long pageSize = Libc.pageSize();
+    private final NumaBinding binding;
     private final MemoryTraits traits;
     private final LiveBlocks<Block> blocks = LiveBlocks.of(Block::byteSize, new Refusals());
-    private final LongAdder mismatches = new LongAdder();
-    private final LongAdder verified = new LongAdder();
 
-    private NumaAllocatorImpl(Builder b, NumaTopology topology, List<Integer> staticNodes) {
+    /** The allocator {@link NumaBuilder#build()} checked the settings of, on this topology. */
+    NumaAllocatorImpl(NumaBuilder b, NumaTopology topology, List<Integer> staticNodes) {
         this.policy = b.policy;
         this.target = b.effectiveTarget();
         this.strict = b.strict;
@@ -82,8 +66,9 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         this.staticNodes = staticNodes;
         this.name = b.name != null ? b.name : b.spec();
         this.givenUpstream = b.upstream;
+        this.binding = new NumaBinding(name, policy, strict, populate, topology, pageSize);
         if (b.upstream instanceof HugePageAllocatorImpl hp) {
-            this.hugePages = hp.withHook(new Placement(), name);
+            this.hugePages = hp.withHook(binding.hook(this::nodesForThisThread), name);
             this.upstream = null;
         } else {
             this.hugePages = null;
@@ -92,13 +77,6 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         int maxCpu = topology.nodes().stream().flatMap(n -> n.cpus().stream()).mapToInt(Integer::intValue).max()
                 .orElse(0);
         this.localNodesByCpu = new AtomicReferenceArray<>(maxCpu + 1);
-        this.hwlocPolicy = switch (policy) {
-            case BIND, PREFERRED -> HwlocBinding.MEMBIND_BIND;
-            case INTERLEAVE -> HwlocBinding.MEMBIND_INTERLEAVE;
-            case FIRST_TOUCH -> HwlocBinding.MEMBIND_FIRSTTOUCH;
-            case NEXT_TOUCH -> HwlocBinding.MEMBIND_NEXTTOUCH;
-        };
-        this.hwlocFlags = policy == NumaPolicy.BIND || strict ? HwlocBinding.MEMBIND_STRICT : 0;
         if (upstream != null) {
             this.traits = upstream.traits();
         } else {
@@ -107,110 +85,13 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     }
 
     /**
-     * Reads a {@code numa} term of a handler name ({@code numa:bind=0,strict}) into a builder,
-     * without building and without touching the machine: the handler-name grammar of NUMA
-     * placement, which {@link Builder#spec()} writes back. The nested upstream name, if any, is
-     * not read: the caller resolves it.
-     *
-     * @param term        the term, family {@code numa}
-     * @param handlerName the handler's name: the builder's name, and for messages
-     * @return a builder set as the term says
-     * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the term is malformed: no policy, an unknown policy or
-     *                                  flag, a policy without the target it needs, empty
-     *                                  parentheses; the message quotes the handler name and the
-     *                                  term and says what is expected
-     */
-    public static Builder parse(ProviderTerm term, String handlerName) {
-        Objects.requireNonNull(term, "term");
-        Objects.requireNonNull(handlerName, "handlerName");
-        List<Option> items;
-        try {
-            items = term.options("numa");
-        } catch (IllegalArgumentException e) {
-            throw bad(handlerName, term, e.getMessage());
-        }
-        if (items.isEmpty()) {
-            throw bad(handlerName, term, "no policy");
-        }
-        Builder b = builder().name(handlerName);
-        Option first = items.getFirst();
-        String policyName = first.key().toLowerCase(Locale.ROOT);
-        StringBuilder target = new StringBuilder(first.value());
-        if (policyName.equals("local")) {
-            if (first.hasValue()) {
-                throw bad(handlerName, term, "'local' takes no value");
-            }
-            b.policy(NumaPolicy.BIND).target(NumaTarget.local());
-        } else {
-            try {
-                b.policy(policyOfSpec(policyName));
-            } catch (IllegalArgumentException e) {
-                throw bad(handlerName, term, e.getMessage());
-            }
-        }
-        for (Option option : items.subList(1, items.size())) {
-            String item = option.toString();
-            String flag = item.toLowerCase(Locale.ROOT);
-            switch (flag) {
-                case "strict" -> b.strict(true);
-                case "populate" -> b.populate(true);
-                default -> {
-                    if (!target.isEmpty() && !target.toString().startsWith("pci:") && flag.matches("\\d+(-\\d+)?")) {
-                        target.append(',').append(flag); // more node ids: interleave=0,1
-                    } else {
-                        throw bad(handlerName, term, "unknown flag '" + item + "' (expected: strict or populate)");
-                    }
-                }
-            }
-        }
-        if (!target.isEmpty()) {
-            try {
-                b.target(NumaTarget.parse(target.toString()));
-            } catch (IllegalArgumentException e) {
-                throw bad(handlerName, term, e.getMessage());
-            }
-        } else if (!policyName.equals("local") && !policyName.equals("firsttouch")
-                && !policyName.equals("first-touch")) {
-            throw bad(handlerName, term, "policy " + policyName + " needs a target, as in numa:" + policyName + "=0");
-        }
-        String nested = term.nested();
-        if (nested != null && nested.isEmpty()) {
-            throw bad(handlerName, term, "empty parentheses (expected: an upstream handler name inside)");
-        }
-        return b;
-    }
-
-    /**
-     * The policy with a handler-name spelling.
-     *
-     * @param spec for example {@code interleave}, {@code first-touch}, {@code firsttouch}
-     * @return the policy
-     * @throws IllegalArgumentException if no policy has that name; the message lists them
-     */
-    public static NumaPolicy policyOfSpec(String spec) {
-        String s = spec.strip().toLowerCase(Locale.ROOT).replace("-", "").replace("_", "");
-        for (NumaPolicy p : NumaPolicy.values()) {
-            if (p.spec().equals(s)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException("NUMA policy: '" + spec
-                + "' (expected: bind, preferred, interleave, firsttouch or nexttouch)");
-    }
-
-    private static IllegalArgumentException bad(String handlerName, ProviderTerm term, String what) {
-        return term.refused(handlerName, what, TERM_EXPECTED);
-    }
-
-    /**
      * A builder, set to {@link NumaPolicy#BIND bind} to the {@linkplain NumaTarget#local() local
      * node}, not strict, not populated, every block on normal pages.
      *
      * @return a new builder
      */
-    public static Builder builder() {
-        return new Builder();
+    public static NumaBuilder builder() {
+        return new NumaBuilder();
     }
 
     /**
@@ -243,8 +124,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
      *
      * @return a new builder
      */
-    public Builder toBuilder() {
-        Builder b = new Builder();
+    public NumaBuilder toBuilder() {
+        NumaBuilder b = new NumaBuilder();
         b.policy = policy;
         b.target = target;
         b.targetGiven = true;
@@ -255,195 +136,6 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         return b;
     }
 
-    /** Builds {@link NumaAllocatorImpl}s. Not thread-safe. */
-    public static final class Builder {
-
-        private NumaPolicy policy = NumaPolicy.BIND;
-        private NumaTarget target = NumaTarget.local();
-        private boolean targetGiven;
-        private boolean strict;
-        private boolean populate;
-        private DataMemAllocator upstream;
-        private String name;
-
-        private Builder() {
-        }
-
-        /**
-         * The policy.
-         *
-         * @param p the policy
-         * @return this builder
-         * @throws NullPointerException if {@code p} is null
-         */
-        public Builder policy(NumaPolicy p) {
-            this.policy = Objects.requireNonNull(p, "policy");
-            return this;
-        }
-
-        /**
-         * The nodes to place on.
-         *
-         * @param t the target
-         * @return this builder
-         * @throws NullPointerException if {@code t} is null
-         */
-        public Builder target(NumaTarget t) {
-            this.target = Objects.requireNonNull(t, "target");
-            this.targetGiven = true;
-            return this;
-        }
-
-        /**
-         * Whether to fail rather than accept another placement.
-         *
-         * @param on true for strict
-         * @return this builder
-         */
-        public Builder strict(boolean on) {
-            this.strict = on;
-            return this;
-        }
-
-        /**
-         * Whether to fault every page in at allocation and verify its placement.
-         *
-         * @param on true to populate
-         * @return this builder
-         */
-        public Builder populate(boolean on) {
-            this.populate = on;
-            return this;
-        }
-
-        /**
-         * Where the memory comes from: a {@link HugePageAllocator} (its blocks of at least its
-         * threshold become bound huge-page mappings; smaller blocks are normal-page mappings of this
-         * allocator), or an allocator guaranteeing page-aligned host blocks. Without one, every
-         * block is a normal-page mapping of this allocator.
-         *
-         * @param allocator the upstream, or null for none
-         * @return this builder
-         * @throws IllegalArgumentException if {@code allocator} is a {@link NumaAllocator}, not
-         *                                  host-accessible, or not a huge-page allocator and
-         *                                  aligned to less than the page size
-         */
-        public Builder upstream(DataMemAllocator allocator) {
-            if (allocator instanceof NumaAllocator) {
-                throw new IllegalArgumentException("upstream: a NumaAllocator (expected: a huge-page allocator or a "
-                        + "page-aligned allocator; one NUMA policy per block)");
-            }
-            if (allocator != null && !(allocator instanceof HugePageAllocatorImpl)) {
-                MemoryTraits t = allocator.traits();
-                if (!t.hostAccessible()) {
-                    throw new IllegalArgumentException("upstream: " + allocator + " allocates " + t.kind()
-                            + " memory (expected: host memory)");
-                }
-                if (t.byteAlignment() < Libc.pageSize()) {
-                    throw new IllegalArgumentException("upstream: " + allocator + " guarantees " + t.byteAlignment()
-                            + "-byte alignment (expected: page-aligned blocks, at least " + Libc.pageSize()
-                            + " bytes, since binding applies to whole pages; nest hugepages directly, or use a "
-                            + "page-aligned allocator such as aligned:" + Libc.pageSize() + ")");
-                }
-            }
-            this.upstream = allocator;
-            return this;
-        }
-
-        /**
-         * The name used in messages (the handler name, when a provider builds it).
-         *
-         * @param handlerName a name
-         * @return this builder
-         * @throws NullPointerException if {@code handlerName} is null
-         */
-        public Builder name(String handlerName) {
-            this.name = Objects.requireNonNull(handlerName, "handlerName");
-            return this;
-        }
-
-        private NumaTarget effectiveTarget() {
-            return policy == NumaPolicy.FIRST_TOUCH && !targetGiven ? NumaTarget.allNodes() : target;
-        }
-
-        /**
-         * The handler-name term these settings are written as, which {@link NumaAllocatorImpl#parse}
-         * reads back to the same settings: {@code numa:bind=0,strict}, {@code numa:local}. The
-         * builder's name and upstream are not part of it.
-         *
-         * @return the term
-         */
-        public String spec() {
-            NumaTarget t = effectiveTarget();
-            StringBuilder b = new StringBuilder("numa:");
-            if (policy == NumaPolicy.BIND && t instanceof NumaTarget.Local) {
-                b.append("local");
-            } else {
-                b.append(policy.spec());
-                if (!(policy == NumaPolicy.FIRST_TOUCH && t instanceof NumaTarget.AllNodes)) {
-                    b.append('=').append(t.spec());
-                }
-            }
-            if (strict) {
-                b.append(",strict");
-            }
-            if (populate) {
-                b.append(",populate");
-            }
-            return b.toString();
-        }
-
-        /**
-         * Builds the allocator on this machine's topology (loading hwloc).
-         *
-         * @return a new allocator
-         * @throws IllegalArgumentException      if a target node or PCI device does not exist (the
-         *                                       message lists those that do), first-touch is given
-         *                                       a target other than all nodes, or preferred is made
-         *                                       strict
-         * @throws UnsupportedOperationException if this platform cannot bind memory, or does not
-         *                                       support the policy (the message lists those it
-         *                                       does)
-         * @throws IllegalStateException         if hwloc cannot be loaded here
-         */
-        public NumaAllocatorImpl build() {
-            NumaTarget t = effectiveTarget();
-            if (policy == NumaPolicy.FIRST_TOUCH && !(t instanceof NumaTarget.AllNodes)) {
-                throw new IllegalArgumentException("target: " + t.spec() + " for firsttouch (expected: none or all; "
-                        + "first-touch puts each page on the node of the CPU that touches it first)");
-            }
-            if (policy == NumaPolicy.PREFERRED && strict) {
-                throw new IllegalArgumentException("strict: true for preferred (expected: false; a strict preference "
-                        + "is bind)");
-            }
-            if (!LinuxMemory.supported()) {
-                throw new UnsupportedOperationException("NUMA binding needs Linux; this is "
-                        + System.getProperty("os.name"));
-            }
-            NumaTopology topology = NumaTopology.current();
-            String machine = "; this machine: " + topology.nodes().stream().map(NumaTopology.Node::toString)
-                    .collect(Collectors.joining(", "));
-            if (!topology.areaBindingSupported()) {
-                throw new UnsupportedOperationException("memory binding is not supported on this platform (hwloc "
-                        + topology.hwlocVersion() + " reports no area binding); nothing would be placed" + machine);
-            }
-            if (!topology.supportedPolicies().contains(policy)) {
-                throw new UnsupportedOperationException("NUMA policy " + policy.spec() + " is not supported here"
-                        + (policy == NumaPolicy.NEXT_TOUCH ? " (hwloc has no next-touch binding on Linux, whose kernel "
-                        + "has no such policy)" : "") + "; supported: " + topology.supportedPolicies().stream()
-                        .sorted().map(NumaPolicy::spec).collect(Collectors.joining(", ")) + machine);
-            }
-            List<Integer> nodes = t instanceof NumaTarget.Local ? null : NumaTarget.resolve(topology, t, -1);
-            if (nodes != null) {
-                for (int id : nodes) {
-                    if (topology.node(id).memoryByteSize() == 0 && policy == NumaPolicy.BIND) {
-                        throw new IllegalArgumentException("NUMA node " + id + " has no memory to bind to" + machine);
-                    }
-                }
-            }
-            return new NumaAllocatorImpl(this, topology, nodes);
-        }
-    }
 
     /**
      * The policy.
@@ -484,7 +176,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     /**
      * The upstream the memory comes from, if any.
      *
-     * @return the allocator given to {@link Builder#upstream}, or empty for normal-page mappings of
+     * @return the allocator given to {@link NumaBuilder#upstream}, or empty for normal-page mappings of
      *         this allocator
      */
     public Optional<DataMemAllocator> upstream() {
@@ -494,9 +186,10 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     /**
      * The huge-page allocator whose mappings this allocator binds, if the upstream is one.
      *
-     * @return the bound huge-page allocator (its {@link HugePageAllocator#mapping mappings} and
-     *         {@link HugePageAllocator#fallbacks fallbacks} describe this allocator's large blocks),
-     *         or empty
+     * @return the bound huge-page allocator (its
+     *         {@link io.datamem.impl.placement.HugePageAllocator#mapping mappings} and
+     *         {@link io.datamem.impl.placement.HugePageAllocator#fallbacks fallbacks} describe this
+     *         allocator's large blocks), or empty
      */
     public Optional<HugePageAllocatorImpl> hugePages() {
         return Optional.ofNullable(hugePages);
@@ -514,12 +207,12 @@ public final class NumaAllocatorImpl implements NumaAllocator {
 
     @Override
     public long placementMismatches() {
-        return mismatches.sum();
+        return binding.mismatches();
     }
 
     @Override
     public long verifiedBlocks() {
-        return verified.sum();
+        return binding.verified();
     }
 
     @Override
@@ -530,36 +223,12 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             throw new IllegalArgumentException("ptr: 0x" + Long.toHexString(ptr.address())
                     + " is not a live block of '" + name + "'");
         }
-        if (!topology.locationQuerySupported()) {
-            throw new UnsupportedOperationException("this platform cannot tell where pages are (hwloc reports no "
-                    + "get_area_memlocation support)");
-        }
         long stride = b.origin() == Origin.HUGE_PAGES
                 ? Optional.ofNullable(hugePages.mapped(ptr.address())).map(HugePageAllocatorImpl.Mapping::pageSize)
                         .orElse(pageSize) : pageSize;
-        List<Integer> where = new ArrayList<>();
-        int r = HwlocBinding.areaMemlocation(b.address(), b.span(), where);
-        if (r < 0) {
-            throw backend("hwloc_get_area_memlocation", -r, b.span(), "hwloc", null);
-        }
-        long total = b.span() / stride;
-        Map<Integer, Long> perNode = new TreeMap<>();
-        final int chunk = 1 << 16;
-        for (long first = 0; first < total; first += chunk) {
-            int[] status = new int[(int) Math.min(chunk, total - first)];
-            int q = LinuxMemory.pageNodes(b.address() + first * stride, status.length * stride, stride, status);
-            if (q < 0) {
-                throw backend("move_pages", -q, b.span(), "Linux", null);
-            }
-            for (int s : status) {
-                if (s >= 0) {
-                    perNode.merge(s, 1L, Long::sum);
-                }
-            }
-        }
         List<Integer> targets = policy == NumaPolicy.FIRST_TOUCH
                 ? topology.nodes().stream().map(NumaTopology.Node::id).toList() : b.nodes();
-        return new NumaPlacement(b.address(), b.byteSize(), policy, targets, where, perNode, stride, total);
+        return binding.placement(b.address(), b.byteSize(), b.span(), stride, targets);
     }
 
     /**
@@ -618,13 +287,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         Block b = live(ptr, oldByteSize);
         Origin to = originFor(newByteSize);
         if (b.origin() == Origin.HUGE_PAGES && to == Origin.HUGE_PAGES) {
-            MemorySegment q;
-            PENDING_NODES.set(b.nodes());
-            try {
-                q = hugePages.realloc(ptr, oldByteSize, newByteSize);
-            } finally {
-                PENDING_NODES.remove();
-            }
+            MemorySegment q = NumaBinding.onNodes(b.nodes(), () -> hugePages.realloc(ptr, oldByteSize, newByteSize));
             if (q.address() == 0) {
                 return q;
             }
@@ -740,13 +403,8 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     private MemorySegment allocate(long byteSize, List<Integer> nodes, boolean zero) {
         return switch (originFor(byteSize)) {
             case HUGE_PAGES -> {
-                MemorySegment p;
-                PENDING_NODES.set(nodes);
-                try {
-                    p = zero ? hugePages.calloc(byteSize, 1) : hugePages.malloc(byteSize);
-                } finally {
-                    PENDING_NODES.remove();
-                }
+                MemorySegment p = NumaBinding.onNodes(nodes,
+                        () -> zero ? hugePages.calloc(byteSize, 1) : hugePages.malloc(byteSize));
                 if (p.address() != 0) {
                     long span = hugePages.mapped(p.address()).mappedByteSize();
                     blocks.add(p.address(), new Block(p.address(), byteSize, span, Origin.HUGE_PAGES, nodes));
@@ -767,17 +425,17 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             if (errno == LinuxMemory.ENOMEM || errno == LinuxMemory.EAGAIN) {
                 return MemorySegment.NULL;
             }
-            throw backend("mmap", errno, span, "Linux", null);
+            throw binding.backend("mmap", errno, span, "Linux", null);
         }
         boolean ok;
         try {
-            ok = bind(address, span, nodes, 0) && populateAndVerify(address, span, nodes, false);
+            ok = binding.bind(address, span, nodes, 0) && binding.populateAndVerify(address, span, nodes, false);
         } catch (RuntimeException | Error e) {
-            unmap(address, span, e);
+            binding.unmap(address, span, e);
             throw e;
         }
         if (!ok) {
-            unmap(address, span, null);
+            binding.unmap(address, span, null);
             return MemorySegment.NULL;
         }
         blocks.add(address, new Block(address, byteSize, span, Origin.OWN, nodes));
@@ -792,11 +450,11 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         }
         boolean ok;
         try {
-            ok = bind(p.address(), span, nodes, HwlocBinding.MEMBIND_MIGRATE)
-                    && populateAndVerify(p.address(), span, nodes, false);
+            ok = binding.bind(p.address(), span, nodes, HwlocBinding.MEMBIND_MIGRATE)
+                    && binding.populateAndVerify(p.address(), span, nodes, false);
         } catch (RuntimeException | Error e) {
             try {
-                unbind(p.address(), span);
+                binding.unbind(p.address(), span);
             } catch (RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }
@@ -804,7 +462,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
             throw e;
         }
         if (!ok) {
-            unbind(p.address(), span);
+            binding.unbind(p.address(), span);
             upstream.free(p, span);
             return MemorySegment.NULL;
         }
@@ -817,7 +475,7 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         long span = Checks.alignUp(Math.max(newByteSize, 1), pageSize);
         if (span <= b.span()) {
             if (span < b.span()) {
-                unmap(b.address() + span, b.span() - span, null);
+                binding.unmap(b.address() + span, b.span() - span, null);
             }
             blocks.replace(b.address(), b, b.address(),
                     new Block(b.address(), newByteSize, span, Origin.OWN, b.nodes()));
@@ -827,13 +485,13 @@ public final class NumaAllocatorImpl implements NumaAllocator {
         if (address >= 0) {
             boolean ok;
             try {
-                ok = populateAndVerify(address + b.span(), span - b.span(), b.nodes(), false);
+                ok = binding.populateAndVerify(address + b.span(), span - b.span(), b.nodes(), false);
             } catch (RuntimeException | Error e) {
-                unmap(address + b.span(), span - b.span(), e);
+                binding.unmap(address + b.span(), span - b.span(), e);
                 throw e;
             }
             if (!ok) {
-                unmap(address + b.span(), span - b.span(), null);
+                binding.unmap(address + b.span(), span - b.span(), null);
                 return 0;
             }
         } else if (!populate) {
@@ -852,132 +510,15 @@ public final class NumaAllocatorImpl implements NumaAllocator {
     private void release(Block b, MemorySegment ptr) {
         blocks.remove(b.address(), b, b.byteSize(), "free");
         switch (b.origin()) {
-            case OWN -> unmap(b.address(), b.span(), null);
+            case OWN -> binding.unmap(b.address(), b.span(), null);
             case HUGE_PAGES -> hugePages.free(ptr, b.byteSize());
             case UPSTREAM -> {
                 try {
-                    unbind(b.address(), b.span());
+                    binding.unbind(b.address(), b.span());
                 } finally {
                     upstream.free(ptr, b.span());
                 }
             }
-        }
-    }
-
-    /** Binds a range; false when the kernel is out of memory for it. */
-    private boolean bind(long address, long byteSize, List<Integer> nodes, int extraFlags) {
-        long set = policy == NumaPolicy.FIRST_TOUCH ? HwlocBinding.completeNodeset() : HwlocBinding.nodeset(nodes);
-        int r = HwlocBinding.setAreaMembind(address, byteSize, set, hwlocPolicy, hwlocFlags | extraFlags);
-        if (r == -LinuxMemory.ENOMEM) {
-            return false;
-        }
-        if (r < 0) {
-            throw backend("hwloc_set_area_membind", -r, byteSize, "hwloc", policy.spec() + " on "
-                    + Spellings.nodeNames(nodes));
-        }
-        return true;
-    }
-
-    /** Gives a range of upstream memory back its default policy before the upstream reuses it. */
-    private void unbind(long address, long byteSize) {
-        int r = HwlocBinding.setAreaMembind(address, byteSize, HwlocBinding.completeNodeset(), HwlocBinding.MEMBIND_DEFAULT, 0);
-        if (r < 0) {
-            throw backend("hwloc_set_area_membind", -r, byteSize, "hwloc", "resetting the policy to default");
-        }
-    }
-
-    /**
-     * Faults a bound range in when asked to (or when it is on explicit huge pages), and verifies
-     * where it went. False when the memory cannot be had there (or, strict, lies elsewhere).
-     */
-    private boolean populateAndVerify(long address, long byteSize, List<Integer> nodes, boolean explicitHugePages) {
-        if (!populate && !explicitHugePages) {
-            return true;
-        }
-        if (policy == NumaPolicy.BIND && !explicitHugePages && !fitsOnBoundNodes(byteSize, nodes)) {
-            return false;
-        }
-        int r = LinuxMemory.madvise(address, byteSize, LinuxMemory.MADV_POPULATE_WRITE);
-        if (r == -LinuxMemory.ENOMEM || r == -LinuxMemory.EFAULT || r == -LinuxMemory.EAGAIN) {
-            return false;
-        }
-        if (r == -LinuxMemory.EINVAL && !explicitHugePages) {
-            MemorySegment s = MemorySegment.ofAddress(address).reinterpret(byteSize);
-            for (long off = 0; off < byteSize; off += pageSize) {
-                s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, off, (byte) 0); // kernels before 5.14
-            }
-        } else if (r < 0) {
-            throw backend("madvise(MADV_POPULATE_WRITE)", -r, byteSize, "Linux",
-                    r == -LinuxMemory.EINVAL ? "bound explicit huge pages need Linux 5.14 or later" : null);
-        }
-        if (!topology.locationQuerySupported()) {
-            return true;
-        }
-        List<Integer> where = new ArrayList<>();
-        int q = HwlocBinding.areaMemlocation(address, byteSize, where);
-        if (q < 0) {
-            throw backend("hwloc_get_area_memlocation", -q, byteSize, "hwloc", null);
-        }
-        verified.increment();
-        if (policy != NumaPolicy.FIRST_TOUCH && !nodes.containsAll(where)) {
-            mismatches.increment();
-            return !strict;
-        }
-        return true;
-    }
-
-    /**
-     * Whether a bound range can be faulted in on its nodes without the kernel's out-of-memory
-     * killer: bound pages may not spill, and when their nodes are full the killer ends the process
-     * with the most memory there (this one, typically) rather than failing the populate
-     * ({@link NodeMemory}). Explicit huge pages come from their reserved pool and fail cleanly.
-     */
-    private static boolean fitsOnBoundNodes(long byteSize, List<Integer> nodes) {
-        long room = 0;
-        for (int node : nodes) {
-            long bytes = NodeMemory.allocatableBytes(node);
-            if (bytes < 0) {
-                return true; // this system does not tell: leave it to the kernel
-            }
-            room += bytes;
-        }
-        return byteSize <= room;
-    }
-
-    private void unmap(long address, long byteSize, Throwable pending) {
-        int r = LinuxMemory.munmap(address, byteSize);
-        if (r < 0) {
-            BackendException e = backend("munmap", -r, byteSize, "Linux", null);
-            if (pending == null) {
-                throw e;
-            }
-            pending.addSuppressed(e);
-        }
-    }
-
-    private BackendException backend(String operation, int errno, long byteSize, String backend, String detail) {
-        return new BackendException(name, byteSize, backend, operation, errno, LinuxMemory.errnoName(errno),
-                LinuxMemory.errnoDescription(errno) + (detail == null ? "" : ", " + detail));
-    }
-
-    /** Binds the fresh mappings of the huge-page allocator this allocator composes with. */
-    private final class Placement implements MappingHook {
-
-        @Override
-        public boolean prepare(long address, long byteSize, HugePageAllocator.PageKind kind, long pageSize) {
-            List<Integer> nodes = pendingNodes();
-            return bind(address, byteSize, nodes, 0) && populateAndVerify(address, byteSize, nodes, kind.explicit());
-        }
-
-        @Override
-        public boolean grown(long address, long oldByteSize, long newByteSize, HugePageAllocator.PageKind kind,
-                             long pageSize) {
-            return populateAndVerify(address + oldByteSize, newByteSize - oldByteSize, pendingNodes(), kind.explicit());
-        }
-
-        private List<Integer> pendingNodes() {
-            List<Integer> nodes = PENDING_NODES.get();
-            return nodes != null ? nodes : nodesForThisThread();
         }
     }
 }

@@ -12,9 +12,9 @@ import io.datamem.spi.ProviderTerm;
 import java.util.List;
 
 /**
- * Provides {@code shared}: a {@link SharedMemoryAllocator} (and so {@code pool(shared)}). Lives in
- * this package, not exported, rather than in {@code io.datamem.impl.provider}, which holds its dozen
- * files already; it is public only for {@link java.util.ServiceLoader}.
+ * Provides {@code shared}: a {@link SharedMemoryAllocator} (and so {@code pool(shared)}). Lives,
+ * as every provider of this module does, in the feature's package that is not exported; it is
+ * public only for {@link java.util.ServiceLoader}.
  */
 public final class SharedProvider implements DataMemProvider {
 

@@ -39,7 +39,7 @@ class PoolingAllocatorTest {
 
     @Test
     void sizeClassesKeepTheAlignmentAndWasteAtMostAQuarter() {
-        long[] c = PoolingAllocatorImpl.classSizes(16, 16L << 20);
+        long[] c = SizeClasses.classSizes(16, 16L << 20);
         assertEquals(List.of(16L, 32L, 48L, 64L, 80L, 96L, 112L, 128L, 160L), java.util.Arrays.stream(c).limit(9)
                 .boxed().toList());
         for (int i = 1; i < c.length; i++) {
@@ -50,7 +50,7 @@ class PoolingAllocatorTest {
             }
         }
         assertTrue(c[c.length - 1] >= 16L << 20);
-        long[] a = PoolingAllocatorImpl.classSizes(4096, 1 << 20);
+        long[] a = SizeClasses.classSizes(4096, 1 << 20);
         assertEquals(List.of(16L, 32L, 64L, 128L, 256L, 512L, 1024L, 2048L, 4096L, 8192L),
                 java.util.Arrays.stream(a).limit(10).boxed().toList(), "powers of two below the alignment");
         for (long size : a) {
@@ -151,7 +151,7 @@ class PoolingAllocatorTest {
 
     @Test
     void largeRequestsPassThroughWithTheirExactSize() {
-        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolOptions.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         MemorySegment p = pool.malloc((1 << 20) + 1);
         assertEquals((1 << 20) + 1, counting.liveBytes());
@@ -163,7 +163,7 @@ class PoolingAllocatorTest {
 
     @Test
     void largeBlocksAreKnownSoForeignDoubleAndWrongSizeFreesNeverReachTheUpstream() {
-        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolOptions.DEFAULTS
                 .withMaxPooledByteSize(1 << 20));
         long size = 2L << 20;
         MemorySegment p = pool.malloc(size);
@@ -197,7 +197,7 @@ class PoolingAllocatorTest {
 
     @Test
     void aBlockIsNeverHandedOutTwiceUnderConcurrencyWithCrossThreadFrees() throws Exception {
-        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, new PoolingAllocatorImpl.Options(1 << 20, 16 << 10, 4 << 20));
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, new PoolOptions(1 << 20, 16 << 10, 4 << 20));
         int threads = 6;
         int rounds = 20_000;
         Set<Long> live = ConcurrentHashMap.newKeySet();
@@ -302,7 +302,7 @@ class PoolingAllocatorTest {
 
     @Test
     void theRetentionCapReturnsWholeFreeSlabs() {
-        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolingAllocatorImpl.Options.DEFAULTS
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting, PoolOptions.DEFAULTS
                 .withMaxRetainedByteSize(0));
         List<MemorySegment> blocks = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
@@ -330,7 +330,7 @@ class PoolingAllocatorTest {
     void providerNamesBuildPools() {
         DataMemHandler h = DataMem.createHandler("pool(aligned:4096):max=1m,slab=256k,retain=0");
         PoolingAllocatorImpl pool = assertInstanceOf(PoolingAllocatorImpl.class, h.allocator());
-        assertEquals(new PoolingAllocatorImpl.Options(1 << 20, 256 << 10, 0), pool.options());
+        assertEquals(new PoolOptions(1 << 20, 256 << 10, 0), pool.options());
         assertInstanceOf(AlignedAllocator.class, pool.upstream());
         assertEquals(16, h.traits().byteAlignment());
         assertEquals(4096, pool.byteAlignmentOf(5000));

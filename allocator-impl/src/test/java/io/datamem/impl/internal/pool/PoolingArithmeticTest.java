@@ -22,7 +22,7 @@ class PoolingArithmeticTest {
     void theComputedClassIsTheSearchedOne(long alignment) {
         for (long maxPooled : new long[] {16L << 20, 100, 5000, 1L << 30}) {
             PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(new CountingAllocator(AlignedAllocator.of(alignment)),
-                    PoolingAllocatorImpl.Options.DEFAULTS.withMaxPooledByteSize(maxPooled));
+                    PoolOptions.DEFAULTS.withMaxPooledByteSize(maxPooled));
             long[] classes = pool.classByteSizes();
             long largest = classes[classes.length - 1];
             for (long s = 0; s <= Math.min(largest + 1, 1 << 20); s++) {
@@ -47,11 +47,11 @@ class PoolingArithmeticTest {
     @ValueSource(longs = {16, 64, 4096, 2L << 20})
     void theComputedBlockIndexIsTheQuotient(long alignment) {
         PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(new CountingAllocator(AlignedAllocator.of(alignment)),
-                PoolingAllocatorImpl.Options.DEFAULTS.withMaxPooledByteSize(1L << 32));
+                PoolOptions.DEFAULTS.withMaxPooledByteSize(1L << 32));
         long base = 1L << 45;   // only arithmetic: nothing is dereferenced
         for (long size : pool.classByteSizes()) {
-            PoolingAllocatorImpl.Slab slab = new PoolingAllocatorImpl.Slab(base, size, PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB, 0);
-            for (int block = 0; block < PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB; block++) {
+            Slab slab = new Slab(base, size, SizeClasses.MAX_BLOCKS_PER_SLAB, 0);
+            for (int block = 0; block < SizeClasses.MAX_BLOCKS_PER_SLAB; block++) {
                 long start = base + block * size;
                 for (long into : new long[] {0, 1, size / 2, size - 1}) {
                     assertEquals(block, slab.index(start + into), "class " + size + ", block " + block + " + " + into);
@@ -60,8 +60,8 @@ class PoolingArithmeticTest {
         }
         // Odd parts larger than the classes use: still exact, or the division fallback.
         for (long size : new long[] {8191L * 16, 8193L * 16, 12345L * 64, (1L << 31) - 1}) {
-            PoolingAllocatorImpl.Slab slab = new PoolingAllocatorImpl.Slab(base, size, PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB, 0);
-            for (int block = 0; block < PoolingAllocatorImpl.MAX_BLOCKS_PER_SLAB; block++) {
+            Slab slab = new Slab(base, size, SizeClasses.MAX_BLOCKS_PER_SLAB, 0);
+            for (int block = 0; block < SizeClasses.MAX_BLOCKS_PER_SLAB; block++) {
                 assertEquals(block, slab.index(base + block * size + size - 1));
                 assertEquals(block, slab.index(base + block * size));
             }

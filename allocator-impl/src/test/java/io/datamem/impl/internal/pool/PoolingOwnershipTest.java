@@ -33,7 +33,7 @@ class PoolingOwnershipTest {
     void theOwnersMallocAndFreeLeaveTheRemoteBitmapAlone() {
         PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
+        Slab s = pool.slabOf(p.address());
         assertSame(Thread.currentThread(), s.owner.thread, "the allocating thread's heap owns the slab");
         for (int i = 0; i < 1000; i++) {
             pool.free(p, 64);
@@ -51,7 +51,7 @@ class PoolingOwnershipTest {
     void aFreeFromAnotherThreadIsRemoteUntilTheOwnerCollectsIt() throws Exception {
         PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
+        Slab s = pool.slabOf(p.address());
         int block = s.index(p.address());
         runOnAnotherThread(() -> pool.free(p, 64));
         assertEquals(1L << block, s.remote, "set in the remote bitmap");
@@ -168,11 +168,11 @@ class PoolingOwnershipTest {
     void aDoubleFreeBothThreadsGotPastIsFoundWhenCollected() {
         PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
         MemorySegment p = pool.malloc(64);
-        PoolingAllocatorImpl.Slab s = pool.slabOf(p.address());
+        Slab s = pool.slabOf(p.address());
         long bit = 1L << s.index(p.address());
         pool.free(p, 64);
         s.remote |= bit;                                 // the other thread's free, past its check
-        PoolingAllocatorImpl.push(s.owner, s);
+        Heap.push(s.owner, s);
         MemorySegment q = pool.malloc(64);
         assertTrue(q.address() != p.address(), "a block in both bitmaps is not handed out by the fast path");
         List<MemorySegment> held = new ArrayList<>(List.of(q));

@@ -29,8 +29,8 @@ class PoolingSlabAffinityTest {
         t.start();
         t.join();
         assertNotNull(theirs.get());
-        PoolingAllocatorImpl.Slab a = pool.slabOf(mine.address());
-        PoolingAllocatorImpl.Slab b = pool.slabOf(theirs.get().address());
+        Slab a = pool.slabOf(mine.address());
+        Slab b = pool.slabOf(theirs.get().address());
         assertNotSame(a, b, "each thread's first small block comes from a slab of its own");
         assertEquals(2, pool.statistics().slabAllocations());
         pool.free(theirs.get(), 64);   // a free from another thread than the allocating one

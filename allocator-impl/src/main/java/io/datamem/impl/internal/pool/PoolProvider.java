@@ -1,7 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.pool;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.pool.PoolingAllocatorImpl;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
 import io.datamem.spi.ProviderTerm;
@@ -45,11 +44,11 @@ public final class PoolProvider implements DataMemProvider {
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        PoolingAllocatorImpl.Options options = options(term, context);
+        PoolOptions options = options(term, context);
         return PoolingAllocatorImpl.of(context.resolveAllocator(term.nested()), options);
     }
 
-    private static PoolingAllocatorImpl.Options options(ProviderTerm term, ProviderContext context) {
-        return PoolingAllocatorImpl.Options.parse(term, context.handlerName());
+    private static PoolOptions options(ProviderTerm term, ProviderContext context) {
+        return PoolOptions.parse(term, context.handlerName());
     }
 }

@@ -1,4 +1,4 @@
-package io.datamem.impl.jmx;
+package io.datamem.impl.internal.snapshot;
 
 import io.datamem.impl.snapshot.MemorySnapshots;
 import io.datamem.internal.HandlerWatcher;

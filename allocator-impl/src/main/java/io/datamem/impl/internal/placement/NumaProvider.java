@@ -1,7 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.placement;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.impl.os.OptionalModules;
 import io.datamem.spi.Availability;
@@ -86,12 +85,12 @@ public final class NumaProvider implements DataMemProvider {
 
     @Override
     public void validate(ProviderTerm term, ProviderContext context) {
-        NumaAllocatorImpl.parse(term, context.handlerName());
+        NumaBuilder.parse(term, context.handlerName());
     }
 
     @Override
     public DataMemAllocator createAllocator(ProviderTerm term, ProviderContext context) {
-        NumaAllocatorImpl.Builder b = NumaAllocatorImpl.parse(term, context.handlerName());
+        NumaBuilder b = NumaBuilder.parse(term, context.handlerName());
         String nested = term.nested();
         if (nested != null) {
             b.upstream(context.resolveAllocator(nested));

@@ -1,8 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.placement;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.placement.HugePageAllocatorImpl;
-import io.datamem.impl.internal.placement.NumaAllocatorImpl;
 import io.datamem.impl.os.LinuxMemory;
 import io.datamem.spi.Availability;
 import io.datamem.spi.DataMemProvider;

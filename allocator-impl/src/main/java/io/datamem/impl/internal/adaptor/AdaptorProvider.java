@@ -1,4 +1,4 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.adaptor;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.internal.Messages;

@@ -1,7 +1,6 @@
-package io.datamem.impl.provider;
+package io.datamem.impl.internal.cpu;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.impl.internal.cpu.AlignedAllocator;
 import io.datamem.internal.Messages;
 import io.datamem.spi.DataMemProvider;
 import io.datamem.spi.ProviderContext;
