@@ -3,7 +3,7 @@ import io.datamem.impl.internal.cpu.AlignedProvider;
 import io.datamem.impl.internal.placement.HugePagesProvider;
 import io.datamem.impl.internal.placement.NumaProvider;
 import io.datamem.impl.internal.pool.PoolProvider;
-import io.datamem.impl.internal.shared.SharedProvider;
+import io.datamem.impl.internal.cpu.SharedProvider;
 
 /**
  * datamem's CPU backends and adaptors.

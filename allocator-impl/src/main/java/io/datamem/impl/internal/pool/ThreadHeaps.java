@@ -184,7 +184,9 @@ final class ThreadHeaps {
         if (s != null) {
             return s;
         }
-        if (growths.incrementAndGet() % REAP_EVERY_GROWTHS == 0) {
+        // Not on the virtual threads' heap: its caller holds that heap's lock, which a trim takes
+        // under the trim lock (the other order would deadlock; platform threads and trims reap).
+        if (growths.incrementAndGet() % REAP_EVERY_GROWTHS == 0 && heap != shared) {
             synchronized (trimLock) {
                 reap();
             }

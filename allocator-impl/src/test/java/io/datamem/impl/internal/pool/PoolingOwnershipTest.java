@@ -217,6 +217,52 @@ class PoolingOwnershipTest {
         pool.close();
     }
 
+    /**
+     * Virtual threads allocate through the shared heap under its lock, and their slow path reaps
+     * ended threads' heaps now and then; a trim takes the trim lock and then the shared heap. The
+     * two must not wait for each other: virtual threads that keep growing the pool (every trim
+     * empties the depot) run beside a thread that trims without pause, and all of them finish.
+     */
+    @Test
+    void trimsRacingVirtualThreadsThatGrowThePoolNeverDeadlock() throws Exception {
+        PoolingAllocatorImpl pool = PoolingAllocatorImpl.of(counting);
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger rounds = new AtomicInteger();
+        Thread trimmer = Thread.ofPlatform().daemon().start(() -> {
+            while (!done.get()) {
+                pool.trim();
+                rounds.incrementAndGet();
+            }
+        });
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(Thread.ofVirtual().start(() -> {
+                for (int i = 0; i < 20_000; i++) {
+                    List<MemorySegment> blocks = new ArrayList<>();
+                    for (int c = 0; c < 8; c++) {
+                        blocks.add(pool.malloc(64L << c));
+                    }
+                    for (int c = 0; c < 8; c++) {
+                        pool.free(blocks.get(c), 64L << c);
+                    }
+                }
+            }));
+        }
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        for (Thread w : workers) {
+            w.join(java.time.Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            assertTrue(!w.isAlive(), "a virtual thread still allocating after 60 s beside " + rounds.get()
+                    + " trims: the pool's locks wait for each other");
+        }
+        done.set(true);
+        trimmer.join(java.time.Duration.ofSeconds(60));
+        assertTrue(!trimmer.isAlive(), "the trimming thread still inside a trim after 60 s");
+        assertTrue(rounds.get() > 0, "trims ran beside the virtual threads");
+        pool.trim();
+        assertEquals(0, counting.liveBlocks(), "every slab went back");
+        pool.close();
+    }
+
     private static void runOnAnotherThread(Runnable r) throws Exception {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread t = new Thread(() -> {

@@ -1,4 +1,4 @@
-package io.datamem.impl.internal.shared;
+package io.datamem.impl.internal.cpu;
 
 import io.datamem.DataMemAllocator;
 import io.datamem.impl.os.LinuxMemory;
