@@ -4,7 +4,6 @@ import io.datamem.DataMemHandler;
 import io.datamem.MemoryTraits;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -99,8 +98,6 @@ abstract sealed class ArrayElements permits NDArray {
     // loaded, so the compiler keeps those loads out of the loop whatever the process did before (a
     // path that repairs and returns would make every loop reload everything: docs/decisions.md).
 
-    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED;
-
     /**
      * {@code index * stride} for the last axis, written so that the compiler sees a constant scale
      * for the common stride of 8 bytes: a loop along such an axis then compiles as a loop over a
@@ -158,16 +155,12 @@ abstract sealed class ArrayElements permits NDArray {
         return m.owner == Thread.currentThread() ? ArrayMemory.ALL : m.seg;
     }
 
-    // The owner's float64 access is one test of two loads ('&', not '&&': one branch, not two), so
-    // that a loop keeps one invariant test to unswitch however the process used other arrays
-    // (docs/decisions.md, "Every element path inlines").
+    // Each accessor calls the codec on its only path that returns, where the JIT always inlines it
+    // (a call it meets on a branch it thinks rare it may leave a call: docs/decisions.md, "Every
+    // element path inlines").
 
     private double readDouble(long off) {
-        ArrayMemory m = memory;
         try {
-            if (m.owner == Thread.currentThread() & dtype == DType.FLOAT64) {
-                return ArrayMemory.ALL.get(F64, off);
-            }
             return ElementCodec.readDouble(dtype, access(), off);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);
@@ -178,12 +171,7 @@ abstract sealed class ArrayElements permits NDArray {
         if (readOnly) {
             throw readOnly();
         }
-        ArrayMemory m = memory;
         try {
-            if (m.owner == Thread.currentThread() & dtype == DType.FLOAT64) {
-                ArrayMemory.ALL.set(F64, off, value);
-                return;
-            }
             ElementCodec.writeDouble(dtype, access(), off, value);
         } catch (IllegalStateException | WrongThreadException e) {
             throw failed(e);

@@ -17,12 +17,15 @@ final class ElementCodec {
     private ElementCodec() {
     }
 
-    // Every method on the paths of readDouble, readLong, writeDouble and writeLong is at most 35
-    // bytes of bytecode, the size the JIT inlines even at a call site it thinks cold. A loop over
-    // float64 arrays in a program that also reads int32 arrays elsewhere sees the int32 branch as
-    // possible but cold: a helper too big to inline there left a call in the loop, and a call makes
-    // every field load of the loop reload each time (a 256 x 256 matrix multiply took 90 ms instead of
-    // 11; docs/decisions.md, "Every element path inlines"). javap -c shows the sizes.
+    // readDouble, readLong, writeDouble and writeLong are each one method with no call on a path
+    // that returns (JDK accessors and intrinsics aside; and bfloat16 and complex elements written
+    // through writeDouble or writeLong, which are rare), under the JIT's hot inlining size (325
+    // bytes of bytecode; javap -c shows them). The JIT does not inline a helper at a call site it
+    // thinks rare, however small: a loop over float64 arrays in a program that also read int32
+    // arrays elsewhere kept such a call, and a call makes every field load of the loop reload each
+    // time (a 256 x 256 matrix multiply after mixed use took 10 times the same loop over
+    // double[][]; docs/decisions.md, "Every element path inlines"). So writeDouble and writeLong
+    // spell out the same stores, on purpose.
 
     private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
@@ -30,58 +33,37 @@ final class ElementCodec {
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfByte I8 = ValueLayout.JAVA_BYTE;
+    /** Kinds up to this ordinal (bool, signed, unsigned) are integers. */
     private static final int LAST_INTEGER_KIND = DType.Kind.UNSIGNED.ordinal();
 
     /** Reads a real element as a double: booleans as 0 or 1, unsigned integers as their value. */
-    static double readDouble(DType dtype, MemorySegment d, long off) {
-        return dtype == DType.FLOAT64 ? d.get(F64, off) : otherAsDouble(dtype, d, off);
-    }
-
-    private static double otherAsDouble(DType t, MemorySegment d, long off) {
-        return isInteger(t) ? integerAsDouble(t, d, off) : floatAsDouble(t, d, off);
-    }
-
-    private static double integerAsDouble(DType t, MemorySegment d, long off) {
-        return t.kind() == DType.Kind.UNSIGNED ? unsignedToDouble(readUnsigned(t, d, off)) : readSignedOrBool(t, d, off);
-    }
-
-    private static long readSignedOrBool(DType t, MemorySegment d, long off) {
-        return t.kind() == DType.Kind.BOOL ? readBool(d, off) : readSigned(t, d, off);
-    }
-
-    private static long readBool(MemorySegment d, long off) {
-        return d.get(I8, off) != 0 ? 1 : 0;
-    }
-
-    private static boolean isInteger(DType t) {
-        return t.kind().ordinal() <= LAST_INTEGER_KIND;
-    }
-
-    private static double unsignedToDouble(long v) {
-        return v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
-    }
-
-    private static double floatAsDouble(DType t, MemorySegment d, long off) {
-        return t.kind() == DType.Kind.FLOAT ? ieeeAsDouble(t.itemSize(), d, off) : bfloatAsDouble(t, d, off);
-    }
-
-    private static double ieeeAsDouble(int size, MemorySegment d, long off) {
-        return size == 8 ? d.get(F64, off) : narrowIeeeAsDouble(size, d, off);
-    }
-
-    private static double narrowIeeeAsDouble(int size, MemorySegment d, long off) {
-        return size == 4 ? d.get(F32, off) : Float.float16ToFloat(d.get(I16, off));
-    }
-
-    private static double bfloatAsDouble(DType t, MemorySegment d, long off) {
-        if (t.kind() != DType.Kind.BFLOAT) {
-            throw notReal(t);
+    static double readDouble(DType t, MemorySegment d, long off) {
+        if (t == DType.FLOAT64) {
+            return d.get(F64, off);
         }
-        return bfloat16ToFloat(d.get(I16, off));
-    }
-
-    private static float bfloat16ToFloat(short bits) {
-        return Float.intBitsToFloat((bits & 0xFFFF) << 16);
+        DType.Kind k = t.kind();
+        int size = t.itemSize();
+        if (k.ordinal() <= LAST_INTEGER_KIND) {
+            long v = size == 4 ? d.get(I32, off) : size == 8 ? d.get(I64, off)
+                    : size == 2 ? d.get(I16, off) : d.get(I8, off);
+            if (k == DType.Kind.SIGNED) {
+                return v;
+            }
+            if (k == DType.Kind.BOOL) {
+                return v != 0 ? 1 : 0;
+            }
+            if (size < 8) {
+                return v & (-1L >>> (64 - 8 * size));
+            }
+            return v >= 0 ? v : (double) (v >>> 1) * 2.0 + (v & 1);
+        }
+        if (k == DType.Kind.FLOAT) {
+            return size == 4 ? d.get(F32, off) : size == 2 ? Float.float16ToFloat(d.get(I16, off)) : d.get(F64, off);
+        }
+        if (k == DType.Kind.BFLOAT) {
+            return Float.intBitsToFloat((d.get(I16, off) & 0xFFFF) << 16);
+        }
+        throw notReal(t);
     }
 
     /** Why a complex or custom element has no real value. */
@@ -91,12 +73,28 @@ final class ElementCodec {
     }
 
     /** Reads a real element as a long: floats truncate toward zero, uint64 gives its bits. */
-    static long readLong(DType dtype, MemorySegment d, long off) {
-        return isInteger(dtype) ? integerAsLong(dtype, d, off) : (long) floatAsDouble(dtype, d, off);
-    }
-
-    private static long integerAsLong(DType t, MemorySegment d, long off) {
-        return t.kind() == DType.Kind.UNSIGNED ? readUnsigned(t, d, off) : readSignedOrBool(t, d, off);
+    static long readLong(DType t, MemorySegment d, long off) {
+        DType.Kind k = t.kind();
+        int size = t.itemSize();
+        if (k.ordinal() <= LAST_INTEGER_KIND) {
+            long v = size == 8 ? d.get(I64, off) : size == 4 ? d.get(I32, off)
+                    : size == 2 ? d.get(I16, off) : d.get(I8, off);
+            if (k == DType.Kind.SIGNED) {
+                return v;
+            }
+            if (k == DType.Kind.BOOL) {
+                return v != 0 ? 1 : 0;
+            }
+            return size < 8 ? v & (-1L >>> (64 - 8 * size)) : v;
+        }
+        if (k == DType.Kind.FLOAT) {
+            return size == 8 ? (long) d.get(F64, off) : size == 4 ? (long) d.get(F32, off)
+                    : (long) Float.float16ToFloat(d.get(I16, off));
+        }
+        if (k == DType.Kind.BFLOAT) {
+            return (long) Float.intBitsToFloat((d.get(I16, off) & 0xFFFF) << 16);
+        }
+        throw notReal(t);
     }
 
     /** Whether an element is non-zero (for complex: either part). */
@@ -109,38 +107,6 @@ final class ElementCodec {
             case FLOAT, BFLOAT -> readDouble(dtype, d, off) != 0;
             default -> readLong(dtype, d, off) != 0;
         };
-    }
-
-    /** A signed integer element, sign-extended. */
-    static long readSigned(DType dtype, MemorySegment d, long off) {
-        int size = dtype.itemSize();
-        return size >= 4 ? signedWide(size, d, off) : signedNarrow(size, d, off);
-    }
-
-    private static long signedWide(int size, MemorySegment d, long off) {
-        return size == 4 ? d.get(I32, off) : d.get(I64, off);
-    }
-
-    private static long signedNarrow(int size, MemorySegment d, long off) {
-        return size == 2 ? d.get(I16, off) : d.get(I8, off);
-    }
-
-    /** An unsigned integer element, zero-extended (uint64: its bits). */
-    static long readUnsigned(DType dtype, MemorySegment d, long off) {
-        int size = dtype.itemSize();
-        return size >= 4 ? unsignedWide(size, d, off) : unsignedNarrow(size, d, off);
-    }
-
-    private static long unsignedWide(int size, MemorySegment d, long off) {
-        return size == 4 ? d.get(I32, off) & 0xFFFF_FFFFL : d.get(I64, off);
-    }
-
-    private static long unsignedNarrow(int size, MemorySegment d, long off) {
-        return size == 2 ? readU16(d, off) : d.get(I8, off) & 0xFFL;
-    }
-
-    private static long readU16(MemorySegment d, long off) {
-        return d.get(I16, off) & 0xFFFFL;
     }
 
     /** A complex element as {@code {real, imaginary}}; the dtype is complex64 or complex128. */
@@ -160,131 +126,79 @@ final class ElementCodec {
     }
 
     /** Writes a double as a C cast would (integers truncate toward zero, booleans are {@code v != 0}). */
-    static void writeDouble(DType dtype, MemorySegment d, long off, double v) {
-        if (dtype == DType.FLOAT64) {
+    static void writeDouble(DType t, MemorySegment d, long off, double v) {
+        if (t == DType.FLOAT64) {
             d.set(F64, off, v);
-        } else {
-            writeOtherDouble(dtype, d, off, v);
+            return;
         }
-    }
-
-    private static void writeOtherDouble(DType t, MemorySegment d, long off, double v) {
-        if (isInteger(t)) {
-            writeIntegerFromDouble(t, d, off, v);
+        DType.Kind k = t.kind();
+        int size = t.itemSize();
+        long bits;   // what the integer stores below write: integers, and 16-bit floats' bits
+        if (k.ordinal() <= LAST_INTEGER_KIND) {
+            // a C cast; uint64 takes values from 2^63 up
+            bits = k == DType.Kind.BOOL ? (v != 0 ? 1 : 0)
+                    : k == DType.Kind.UNSIGNED && v >= 0x1p63 ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v;
+        } else if (k == DType.Kind.BFLOAT) {
+            bits = toBfloat16((float) v);   // a call, as for complex: both are rare through setDouble
+        } else if (k == DType.Kind.FLOAT && size == 2) {
+            bits = Float.floatToFloat16((float) v);
+        } else if (k == DType.Kind.FLOAT) {
+            if (size == 4) {
+                d.set(F32, off, (float) v);
+            } else {
+                d.set(F64, off, v);
+            }
+            return;
+        } else if (k == DType.Kind.COMPLEX) {
+            writeComplex(t, d, off, v, 0);
+            return;
         } else {
-            writeFloat(t, d, off, v);
-        }
-    }
-
-    private static void writeIntegerFromDouble(DType t, MemorySegment d, long off, double v) {
-        if (t.kind() == DType.Kind.BOOL) {
-            writeBool(d, off, v);
-        } else {
-            writeInteger(t, d, off, doubleToInteger(t, v));
-        }
-    }
-
-    private static void writeBool(MemorySegment d, long off, double value) {
-        d.set(I8, off, (byte) (value != 0 ? 1 : 0));
-    }
-
-    /** A C cast of {@code v} to the integer dtype {@code t}: uint64 takes values from 2^63 up. */
-    private static long doubleToInteger(DType t, double v) {
-        return t.kind() == DType.Kind.UNSIGNED && v >= 0x1p63 ? (long) (v - 0x1p63) ^ Long.MIN_VALUE : (long) v;
-    }
-
-    private static void writeIntegerFromLong(DType t, MemorySegment d, long off, long v) {
-        if (t.kind() == DType.Kind.BOOL) {
-            writeBool(d, off, v);   // as a double: 0 only for 0
-        } else {
-            writeInteger(t, d, off, v);
-        }
-    }
-
-    private static void writeFloat(DType t, MemorySegment d, long off, double v) {
-        if (t.kind() == DType.Kind.FLOAT) {
-            writeIeee(t.itemSize(), d, off, v);
-        } else {
-            writeBfloatOrComplex(t, d, off, v);
-        }
-    }
-
-    private static void writeIeee(int size, MemorySegment d, long off, double v) {
-        if (size == 8) {
-            d.set(F64, off, v);
-        } else {
-            writeNarrowIeee(size, d, off, v);
-        }
-    }
-
-    private static void writeNarrowIeee(int size, MemorySegment d, long off, double v) {
-        if (size == 4) {
-            d.set(F32, off, (float) v);
-        } else {
-            writeHalf(d, off, v);
-        }
-    }
-
-    private static void writeHalf(MemorySegment d, long off, double v) {
-        d.set(I16, off, Float.floatToFloat16((float) v));
-    }
-
-    private static void writeBfloatOrComplex(DType t, MemorySegment d, long off, double v) {
-        if (t.kind() == DType.Kind.BFLOAT) {
-            writeBfloat(d, off, v);
-        } else {
-            writeComplexOrRefuse(t, d, off, v);
-        }
-    }
-
-    private static void writeBfloat(MemorySegment d, long off, double v) {
-        d.set(I16, off, toBfloat16((float) v));
-    }
-
-    private static void writeComplexOrRefuse(DType t, MemorySegment d, long off, double v) {
-        if (t.kind() != DType.Kind.COMPLEX) {
             throw customAccess(t);
         }
-        writeComplex(t, d, off, v, 0);
+        if (size == 8) {
+            d.set(I64, off, bits);
+        } else if (size == 4) {
+            d.set(I32, off, (int) bits);
+        } else if (size == 2) {
+            d.set(I16, off, (short) bits);
+        } else {
+            d.set(I8, off, (byte) bits);
+        }
     }
 
     /** Writes a long: integers keep the low bits, floats round to nearest, booleans are {@code v != 0}. */
-    static void writeLong(DType dtype, MemorySegment d, long off, long v) {
-        if (isInteger(dtype)) {
-            writeIntegerFromLong(dtype, d, off, v);
+    static void writeLong(DType t, MemorySegment d, long off, long v) {
+        DType.Kind k = t.kind();
+        int size = t.itemSize();
+        long bits;   // what the integer stores below write: integers, and 16-bit floats' bits
+        if (k.ordinal() <= LAST_INTEGER_KIND) {
+            bits = k == DType.Kind.BOOL ? (v != 0 ? 1 : 0) : v;
+        } else if (k == DType.Kind.BFLOAT) {
+            bits = toBfloat16((float) v);
+        } else if (k == DType.Kind.FLOAT && size == 2) {
+            bits = Float.floatToFloat16((float) v);
+        } else if (k == DType.Kind.FLOAT) {
+            if (size == 4) {
+                d.set(F32, off, (float) v);
+            } else {
+                d.set(F64, off, (double) v);
+            }
+            return;
+        } else if (k == DType.Kind.COMPLEX) {
+            writeComplex(t, d, off, v, 0);
+            return;
         } else {
-            writeFloat(dtype, d, off, v);
+            throw customAccess(t);
         }
-    }
-
-    /** Writes the low {@code itemSize} bytes of an integer. */
-    static void writeInteger(DType dtype, MemorySegment d, long off, long v) {
-        int size = dtype.itemSize();
-        if (size >= 4) {
-            writeWide(size, d, off, v);
+        if (size == 8) {
+            d.set(I64, off, bits);
+        } else if (size == 4) {
+            d.set(I32, off, (int) bits);
+        } else if (size == 2) {
+            d.set(I16, off, (short) bits);
         } else {
-            writeNarrow(size, d, off, v);
+            d.set(I8, off, (byte) bits);
         }
-    }
-
-    private static void writeWide(int size, MemorySegment d, long off, long v) {
-        if (size == 4) {
-            d.set(I32, off, (int) v);
-        } else {
-            d.set(I64, off, v);
-        }
-    }
-
-    private static void writeNarrow(int size, MemorySegment d, long off, long v) {
-        if (size == 2) {
-            writeI16(d, off, v);
-        } else {
-            d.set(I8, off, (byte) v);
-        }
-    }
-
-    private static void writeI16(MemorySegment d, long off, long v) {
-        d.set(I16, off, (short) v);
     }
 
     /** Writes a complex element; the dtype is complex64 or complex128. */
@@ -324,11 +238,7 @@ final class ElementCodec {
     /** Rounds a float to bfloat16 (round to nearest, ties to even; NaN stays NaN). */
     static short toBfloat16(float f) {
         int bits = Float.floatToRawIntBits(f);
-        return Float.isNaN(f) ? (short) ((bits >>> 16) | 0x0040) : roundToBfloat16(bits);
-    }
-
-    private static short roundToBfloat16(int bits) {
-        return (short) ((bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16);
+        return f != f ? (short) ((bits >>> 16) | 0x0040) : (short) ((bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16);
     }
 
     /** The refusal of element access to a custom dtype, whose bytes only its owner can interpret. */

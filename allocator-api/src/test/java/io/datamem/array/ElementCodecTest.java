@@ -38,8 +38,10 @@ class ElementCodecTest {
         ElementCodec.writeDouble(DType.INT32, seg, 1, -2.9);
         assertEquals(-2, ElementCodec.readLong(DType.INT32, seg, 1));
         ElementCodec.writeLong(DType.INT8, seg, 1, 0x1FF);
-        assertEquals(-1, ElementCodec.readSigned(DType.INT8, seg, 1));
-        assertEquals(0xFF, ElementCodec.readUnsigned(DType.UINT8, seg, 1));
+        assertEquals(-1, ElementCodec.readLong(DType.INT8, seg, 1));
+        assertEquals(0xFF, ElementCodec.readLong(DType.UINT8, seg, 1));
+        assertEquals(-1.0, ElementCodec.readDouble(DType.INT8, seg, 1));
+        assertEquals(255.0, ElementCodec.readDouble(DType.UINT8, seg, 1));
         ElementCodec.writeDouble(DType.UINT64, seg, 1, 0x1p63 + 2048);
         assertEquals(Long.MIN_VALUE + 2048, ElementCodec.readLong(DType.UINT64, seg, 1));
         assertEquals(0x1p63 + 2048, ElementCodec.readDouble(DType.UINT64, seg, 1));
@@ -49,10 +51,12 @@ class ElementCodecTest {
 
     @Test
     void bfloat16RoundsToNearestEven() {
-        assertEquals((short) 0x3F80, ElementCodec.toBfloat16(1.0f));
-        assertEquals((short) 0x3F80, ElementCodec.toBfloat16(Float.intBitsToFloat(0x3F808000)), "tie to even");
-        assertEquals((short) 0x3F82, ElementCodec.toBfloat16(Float.intBitsToFloat(0x3F818000)), "tie to even");
-        assertTrue(Float.isNaN(Float.intBitsToFloat(ElementCodec.toBfloat16(Float.NaN) << 16)));
+        assertEquals((short) 0x3F80, bfloat16Bits(1.0f));
+        assertEquals((short) 0x3F80, bfloat16Bits(Float.intBitsToFloat(0x3F808000)), "tie to even");
+        assertEquals((short) 0x3F82, bfloat16Bits(Float.intBitsToFloat(0x3F818000)), "tie to even");
+        assertTrue(Float.isNaN(Float.intBitsToFloat(bfloat16Bits(Float.NaN) << 16)));
+        ElementCodec.writeLong(DType.BFLOAT16, seg, 5, 3);
+        assertEquals((short) 0x4040, seg.get(ValueLayout.JAVA_SHORT_UNALIGNED, 5), "3 as bfloat16");
         ElementCodec.writeDouble(DType.BFLOAT16, seg, 5, 1.5);
         assertEquals(1.5, ElementCodec.readDouble(DType.BFLOAT16, seg, 5));
     }
@@ -87,5 +91,11 @@ class ElementCodecTest {
         assertThrows(UnsupportedOperationException.class, () -> ElementCodec.readLong(f8, seg, 0));
         assertThrows(UnsupportedOperationException.class, () -> ElementCodec.writeDouble(f8, seg, 0, 1));
         assertThrows(UnsupportedOperationException.class, () -> ElementCodec.writeLong(f8, seg, 0, 1));
+    }
+
+    /** The bits writeDouble stores for {@code f} in a bfloat16 element. */
+    private short bfloat16Bits(float f) {
+        ElementCodec.writeDouble(DType.BFLOAT16, seg, 7, f);
+        return seg.get(ValueLayout.JAVA_SHORT_UNALIGNED, 7);
     }
 }
