@@ -77,7 +77,8 @@ for extended in (False, True):
 # (already committed: FormatStringFuzzTestInputs)
 
 # --- handler names -----------------------------------------------------------------------------
-for n in ["default_allocator", "aligned64", "aligned4096+stats", "pool(aligned64)+guard",
+for n in ["default_allocator", "aligned64", "aligned4096+stats", "pool(aligned64)+guard", "numa:local+stats",
+          "hugepages:2m,fallback=thp(aligned64)+stats", "hugepages(aligned64+stats)", "numa:interleave=all,populate",
           "pool(default_allocator)+stats+limit=1m+tracking", "hugepages", "numa(interleave)+stats",
           "aligned64+faults(rate=0.5)", "pool(aligned64, classes=64k)+limit(64k)", "thp+tracking=full",
           "aligned(64)+guard(pad=64)", "jfr+stats"]:
