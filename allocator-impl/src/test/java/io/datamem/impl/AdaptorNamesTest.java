@@ -145,6 +145,14 @@ class AdaptorNamesTest {
         assertEquals("aligned64+limit=2g", DataMem.createHandler("aligned64+limit=2g").name());
     }
 
+    @Test
+    void aFaultsSpecOfEmptyPartsIsRefused() {
+        // found by HandlerNameFuzzTest: faults=: threw ArrayIndexOutOfBoundsException
+        assertMessage("aligned64+faults=:", "faults: ':' (expected: nth:N, every:N, random:P or random:P:SEED)");
+        assertMessage("aligned64+faults=nth:5:", "faults: 'nth:5:' (expected: nth:N, every:N");
+        assertEquals("aligned64+faults=nth:5", DataMem.createHandler("aligned64+faults=nth:5").name());
+    }
+
     private static void assertMessage(String name, String expected) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataMem.createHandler(name));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
