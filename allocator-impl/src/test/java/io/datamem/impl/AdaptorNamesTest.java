@@ -136,6 +136,23 @@ class AdaptorNamesTest {
         assertMessage("aligned64+tracking:sample=2,sample=3", expected);
     }
 
+    @Test
+    void anAdaptorRefusesAHandlerInParenthesesInsteadOfIgnoringIt() {
+        // found by HandlerNameFuzzTest: limit(shared)2g was a 2 GiB limit, "(shared)" ignored
+        assertMessage("pool(shared)+limit(shared)2g", "'limit(shared)2g' (expected: limit=BYTES (suffix k, m, g, t:"
+                + " powers of 1024); an adaptor takes no handler in parentheses: it wraps the terms before it, as in"
+                + " aligned64+limit)");
+        assertEquals("aligned64+limit=2g", DataMem.createHandler("aligned64+limit=2g").name());
+    }
+
+    @Test
+    void aFaultsSpecOfEmptyPartsIsRefused() {
+        // found by HandlerNameFuzzTest: faults=: threw ArrayIndexOutOfBoundsException
+        assertMessage("aligned64+faults=:", "faults: ':' (expected: nth:N, every:N, random:P or random:P:SEED)");
+        assertMessage("aligned64+faults=nth:5:", "faults: 'nth:5:' (expected: nth:N, every:N");
+        assertEquals("aligned64+faults=nth:5", DataMem.createHandler("aligned64+faults=nth:5").name());
+    }
+
     private static void assertMessage(String name, String expected) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataMem.createHandler(name));
         assertTrue(e.getMessage().contains(expected), e.getMessage());

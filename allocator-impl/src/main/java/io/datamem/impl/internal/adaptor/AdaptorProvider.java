@@ -57,12 +57,28 @@ abstract class AdaptorProvider implements DataMemProvider {
 
     @Override
     public final void validate(ProviderTerm term, ProviderContext context) {
-        parse(term, context);
+        checkedParse(term, context);
     }
 
     @Override
     public final DataMemAllocator createAdaptor(ProviderTerm term, DataMemAllocator upstream, ProviderContext context) {
-        return parse(term, context).apply(upstream);
+        return checkedParse(term, context).apply(upstream);
+    }
+
+    /**
+     * {@link #parse}, refusing a handler in parentheses right after the family
+     * ({@code limit(shared)2g}) where the family's own parse did not: an adaptor wraps the terms
+     * before it and takes no nested handler, and {@link ProviderTerm#argument()} reads past the
+     * parentheses, so they would be ignored.
+     */
+    private UnaryOperator<DataMemAllocator> checkedParse(ProviderTerm term, ProviderContext context) {
+        UnaryOperator<DataMemAllocator> wrapping = parse(term, context);
+        String text = term.text();
+        if (text.length() > family.length() && text.charAt(family.length()) == '(') {
+            throw malformed(term, context, String.join(" or ", names) + "; an adaptor takes no handler in"
+                    + " parentheses: it wraps the terms before it, as in aligned64+" + family);
+        }
+        return wrapping;
     }
 
     /**

@@ -88,7 +88,8 @@ public final class FailureInjectingAdaptorImpl extends ForwardingAllocator imple
      */
     public static FailureInjectingAdaptorImpl of(DataMemAllocator upstream, String spec) {
         Objects.requireNonNull(spec, "spec");
-        String[] p = spec.strip().split(":");
+        // -1: keep empty parts, so ":" or "nth:5:" is malformed (not an empty array, nor "nth:5")
+        String[] p = spec.strip().split(":", -1);
         try {
             switch (p[0].toLowerCase(Locale.ROOT)) {
                 case "nth" -> {

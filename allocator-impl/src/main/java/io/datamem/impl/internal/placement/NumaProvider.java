@@ -95,7 +95,14 @@ public final class NumaProvider implements DataMemProvider {
         if (nested != null) {
             b.upstream(context.resolveAllocator(nested));
         }
-        return b.build();
+        try {
+            return b.build();
+        } catch (UnsupportedOperationException notHere) {
+            // A policy or binding this machine lacks: DataMem.handler/createHandler document that a
+            // handler that cannot be made here is an IllegalStateException.
+            throw new IllegalStateException("handler name '" + context.handlerName() + "': " + notHere.getMessage(),
+                    notHere);
+        }
     }
 
 
