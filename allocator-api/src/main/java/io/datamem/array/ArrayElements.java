@@ -109,7 +109,7 @@ abstract sealed class ArrayElements permits NDArray {
     }
 
     /** The offset of element {@code [i]} of a 1-axis array. */
-    private long at1(long i) {
+    final long at1(long i) {
         if (nd != 1) {
             throw badIndex(i);
         }
@@ -122,7 +122,7 @@ abstract sealed class ArrayElements permits NDArray {
     }
 
     /** The offset of element {@code [i, j]} of a 2-axis array. */
-    private long at2(long i, long j) {
+    final long at2(long i, long j) {
         if (nd != 2) {
             throw badIndex(i, j);
         }
@@ -136,7 +136,7 @@ abstract sealed class ArrayElements permits NDArray {
     }
 
     /** The offset of the element at {@code index}, one index per axis. */
-    private long atN(long[] index) {
+    final long atN(long[] index) {
         return ArrayLayout.elementOffset(shape, strides, origin, index);
     }
 
@@ -496,7 +496,7 @@ abstract sealed class ArrayElements permits NDArray {
      * array's closing, its memory's resize, the memory's being on a device, or its belonging to
      * another thread, each in one message naming the array and its handler.
      */
-    RuntimeException failed(RuntimeException e) {
+    final RuntimeException failed(RuntimeException e) {
         ArrayMemory m = memory;
         if (m.isDevice()) {
             return onDevice();
@@ -520,10 +520,10 @@ abstract sealed class ArrayElements permits NDArray {
     private IllegalStateException whyClosed() {
         ArrayMemory m = memory;
         IllegalStateException e = m.whyNotLive(this);
-        if (e != null && m != ArrayMemory.CLOSED && this instanceof NDArray.View) {
+        if (e != null && m != ArrayMemory.CLOSED && self().base != null) {
             NDArray root = self();
-            while (root instanceof NDArray.View v) {
-                root = v.base;
+            while (root.base != null) {
+                root = root.base;
             }
             if (root.memory != m && root.memory.isLive()) {
                 return new IllegalStateException(this + " is no longer valid: the owning array was resized, which"
@@ -533,7 +533,7 @@ abstract sealed class ArrayElements permits NDArray {
         return e;
     }
 
-    private UnsupportedOperationException readOnly() {
+    final UnsupportedOperationException readOnly() {
         return new UnsupportedOperationException(this + " is read-only");
     }
 

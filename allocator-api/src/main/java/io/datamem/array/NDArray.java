@@ -74,9 +74,9 @@ import java.util.function.Supplier;
  * thread, and whether the handler came from a scoped binding or the process default. Off (the
  * default), the check costs nothing.
  *
- * <p>The class is sealed: its only subclass is datamem's own kind of view.
+ * <p>The class is sealed: its only subclass is datamem's own class for float64 arrays.
  */
-public sealed class NDArray extends ArrayElements implements AutoCloseable, BufferExporter permits NDArray.View {
+public sealed class NDArray extends ArrayElements implements AutoCloseable, BufferExporter permits Float64Array {
 
     /** The most axes an array may have (NumPy's limit, and the buffer protocol's). */
     public static final int MAX_NDIM = BufferView.MAX_NDIM;
@@ -85,34 +85,55 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         io.datamem.internal.ArrayInternals.install(array -> ((NDArray) array).memory.nativeOnly());
     }
 
+    /** A view's base, which it keeps reachable (the owner's leak action would otherwise free the memory under it); null for an array that is not a view. */
+    final NDArray base;
+    /** The memory a view was made over ({@link #memory} becomes {@link ArrayMemory#CLOSED} once it is closed); null for an array that is not a view. */
+    final ArrayMemory over;
 
-    /** An array over {@code memory} (a view, or a wrapped segment). */
-    private NDArray(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape, long[] strides) {
+    /** An array over {@code memory}: a wrapped segment, or an array of a workspace scope. */
+    NDArray(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape, long[] strides) {
         super(dtype, readOnly, origin, shape, strides);
         this.memory = memory;
+        this.base = null;
+        this.over = null;
+    }
+
+    /** A view of {@code base} over {@code memory}. */
+    NDArray(NDArray base, ArrayMemory memory, boolean readOnly, long origin, long[] shape, long[] strides) {
+        super(base.dtype, readOnly, origin, shape, strides);
+        this.memory = memory;
+        this.base = base;
+        this.over = memory;
     }
 
     /**
      * An owner of a block a handler allocated, belonging to the calling thread: its memory is made
      * here, since it is also the phantom reference to this array that frees a leaked block.
      */
-    private NDArray(DataMemHandler handler, long address, long allocatedByteSize, boolean hostAccessible, DType dtype,
-                    boolean readOnly, long byteOffset, long[] shape, long[] strides, ThreadHome home) {
+    NDArray(DataMemHandler handler, long address, long allocatedByteSize, boolean hostAccessible, DType dtype,
+            boolean readOnly, long byteOffset, long[] shape, long[] strides, ThreadHome home) {
         super(dtype, readOnly, address + byteOffset, shape, strides);
         this.memory = ArrayMemory.owned(this, handler, address, allocatedByteSize, hostAccessible, home);
+        this.base = null;
+        this.over = null;
     }
 
-    /** A view: keeps its base reachable (the owner's leak action would otherwise free the memory under it). */
-    static final class View extends NDArray {
-        final NDArray base;
-        /** The memory it was made over ({@link #memory} becomes {@link ArrayMemory#CLOSED} once it is closed). */
-        final ArrayMemory over;
+    // The factories every array is made by: float64 arrays are of their own class (Float64Array says why).
 
-        View(NDArray base, ArrayMemory memory, boolean readOnly, long origin, long[] shape, long[] strides) {
-            super(memory, base.dtype, readOnly, origin, shape, strides);
-            this.base = base;
-            this.over = memory;
-        }
+    private static NDArray over(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape,
+                                long[] strides) {
+        return dtype == DType.FLOAT64 ? new Float64Array(memory, dtype, readOnly, origin, shape, strides)
+                : new NDArray(memory, dtype, readOnly, origin, shape, strides);
+    }
+
+    private static NDArray owner(DataMemHandler handler, long address, long allocatedByteSize, boolean hostAccessible,
+                                 DType dtype, boolean readOnly, long byteOffset, long[] shape, long[] strides,
+                                 ThreadHome home) {
+        return dtype == DType.FLOAT64
+                ? new Float64Array(handler, address, allocatedByteSize, hostAccessible, dtype, readOnly, byteOffset,
+                        shape, strides, home)
+                : new NDArray(handler, address, allocatedByteSize, hostAccessible, dtype, readOnly, byteOffset, shape,
+                        strides, home);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -180,8 +201,8 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
             boolean host = allocator.traitsOf(block).hostAccessible();
             // s is this array's own copy (or a cached 1-axis shape), and C strides are never written in place
             long[] st = ArrayLayout.cStrides(dtype, s);
-            array = scope == null ? new NDArray(handler, block.address(), byteSize, host, dtype, false, 0, s, st, home)
-                    : new NDArray(ArrayMemory.inScope(handler, block.address(), byteSize, host, scope, home.thread),
+            array = scope == null ? owner(handler, block.address(), byteSize, host, dtype, false, 0, s, st, home)
+                    : over(ArrayMemory.inScope(handler, block.address(), byteSize, host, scope, home.thread),
                             dtype, false, block.address(), s, st);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
@@ -270,7 +291,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         boolean host = handler.allocator().traitsOf(block).hostAccessible();
         ThreadHome home = ThreadHome.mine();
         home.drain();
-        return new NDArray(handler, block.address(), allocatedByteSize, host, dtype, readOnly, byteOffset, s, st, home);
+        return owner(handler, block.address(), allocatedByteSize, host, dtype, readOnly, byteOffset, s, st, home);
     }
 
     /**
@@ -311,7 +332,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
         ArrayLayout.checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(Checks.alignmentOf(segment.address())));
-        return new NDArray(memory, dtype, segment.isReadOnly(), byteOffset, s, st);
+        return over(memory, dtype, segment.isReadOnly(), byteOffset, s, st);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -319,7 +340,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
 
     /** The memory this array was made over, also once it is closed. */
     ArrayMemory over() {
-        return this instanceof View v ? v.over : memory;
+        return base != null ? over : memory;
     }
 
     /**
@@ -338,7 +359,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
      * @return true for arrays made by {@link #empty}, {@link #zeros}, {@link #adopt} and copies
      */
     public boolean ownsData() {
-        return !(this instanceof View) && over().handler != null;
+        return base == null && over().handler != null;
     }
 
     /**
@@ -369,7 +390,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
      * @return the base, or null for an array that is not a view
      */
     public NDArray base() {
-        return this instanceof View v ? v.base : null;
+        return base;
     }
 
     /**
@@ -775,7 +796,8 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
 
     private NDArray view(long newOrigin, long[] newShape, long[] newStrides, boolean viewReadOnly) {
         checkLive();
-        return new View(this, memory, viewReadOnly, newOrigin, newShape, newStrides);
+        return dtype == DType.FLOAT64 ? new Float64Array(this, memory, viewReadOnly, newOrigin, newShape, newStrides)
+                : new NDArray(this, memory, viewReadOnly, newOrigin, newShape, newStrides);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -811,7 +833,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         if (!ownsData()) {
             checkLive();
             throw new IllegalStateException("resize needs an array that owns its memory; " + this
-                    + (this instanceof View ? " is a view" : " wraps foreign memory"));
+                    + (base != null ? " is a view" : " wraps foreign memory"));
         }
         if (readOnly) {
             throw new IllegalStateException("resize needs a writable array; " + this + " is read-only");
@@ -850,7 +872,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
      */
     @Override
     public void close() {
-        if (this instanceof View) {
+        if (base != null) {
             memory = ArrayMemory.CLOSED;
             return;
         }
@@ -1048,6 +1070,6 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
     @Override
     public String toString() {
         return "NDArray[" + dtype + ", shape " + Arrays.toString(shape) + ", handler " + handlerName()
-                + (ownsData() ? ", owner" : this instanceof View ? ", view" : ", foreign") + "]";
+                + (ownsData() ? ", owner" : base != null ? ", view" : ", foreign") + "]";
     }
 }
