@@ -32,9 +32,15 @@ import java.util.stream.IntStream;
  * <p><b>Mixed use.</b> Before any measurement, every kernel runs once through each way an array
  * is used in a real program, from the same call sites as the measured ones: first on worker threads
  * (which shares the arrays, as {@code Parallel} does), then on the owner, then on workers again; a
- * small unshared array, a transposed (strided) view and an int32 array go through the same kernels
- * too. The kernels are static methods called by every benchmark, so each call site has seen all of
- * it when the measured code compiles.
+ * small unshared array and a transposed (strided) view go through the same kernels too, and an
+ * int32 array through the same accessors from kernels of its own (as the rest of a program uses other
+ * dtypes). The kernels are static methods called by every benchmark, so each call site has seen all
+ * of it when the measured code compiles.
+ *
+ * <p><b>Two dtypes at one call site.</b> {@code fillNDArrayTwoDtypes} and {@code dotNDArrayTwoDtypes}
+ * measure float64 vectors through kernels that the mixed use also ran on an int32 array (one generic
+ * {@code dot(NDArray, NDArray)} for every dtype, which Java arrays cannot express): the JIT then
+ * compiles both dtypes' paths into the loop.
  *
  * <p>Sizes: vectors of {@value #LENGTH} float64 (4 MiB), matrices of {@value #N} × {@value #N}.
  */
@@ -132,9 +138,13 @@ public class ComputeKernels {
                 NDArray t = sm.transpose();
                 for (int rep = 0; rep < 200; rep++) {
                     fill(sx, rep);
-                    fill(si, rep);
+                    fillOther(si, rep);
+                    fillTwoDtypes(sx, rep);
+                    fillTwoDtypes(si, rep);
                     dot(sx, sy);
-                    dot(si, sx);
+                    dotOther(si, sx);
+                    dotTwoDtypes(sx, sy);
+                    dotTwoDtypes(si, sx);
                     matmul(t, sm, sm);
                     rows(t);
                 }
@@ -143,6 +153,8 @@ public class ComputeKernels {
         // and the owner again
         fill(x, 0.5);
         dot(x, y);
+        fillTwoDtypes(x, 0.5);
+        dotTwoDtypes(x, y);
         matmul(a, b, c);
         for (int i = 0; i < N; i++) {
             for (int j = 0; j < N; j++) {
@@ -173,6 +185,41 @@ public class ComputeKernels {
     }
 
     static double dot(NDArray u, NDArray v) {
+        long n = u.shape()[0];
+        double s = 0;
+        for (long i = 0; i < n; i++) {
+            s += u.getDouble(i) * v.getDouble(i);
+        }
+        return s;
+    }
+
+    // The same kernels, for the other dtypes of the program (fillOther, dotOther) and for both
+    // (fillTwoDtypes, dotTwoDtypes): copies, so that each has call sites of its own.
+
+    static void fillOther(NDArray v, double value) {
+        long n = v.shape()[0];
+        for (long i = 0; i < n; i++) {
+            v.setDouble(value, i);
+        }
+    }
+
+    static double dotOther(NDArray u, NDArray v) {
+        long n = u.shape()[0];
+        double s = 0;
+        for (long i = 0; i < n; i++) {
+            s += u.getDouble(i) * v.getDouble(i);
+        }
+        return s;
+    }
+
+    static void fillTwoDtypes(NDArray v, double value) {
+        long n = v.shape()[0];
+        for (long i = 0; i < n; i++) {
+            v.setDouble(value, i);
+        }
+    }
+
+    static double dotTwoDtypes(NDArray u, NDArray v) {
         long n = u.shape()[0];
         double s = 0;
         for (long i = 0; i < n; i++) {
@@ -308,6 +355,27 @@ public class ComputeKernels {
     @Benchmark
     public double rowsNDArray() {
         return rows(a);
+    }
+
+    /**
+     * {@link #fillNDArray} through a kernel that also filled an int32 array.
+     *
+     * @return an element
+     */
+    @Benchmark
+    public double fillNDArrayTwoDtypes() {
+        fillTwoDtypes(x, value);
+        return x.getDouble(7);
+    }
+
+    /**
+     * {@link #dotNDArray} through a kernel that also read an int32 array.
+     *
+     * @return the product
+     */
+    @Benchmark
+    public double dotNDArrayTwoDtypes() {
+        return dotTwoDtypes(x, y);
     }
 
     // Parallel (Parallel.forRange / forEachRow)

@@ -133,7 +133,7 @@ final class ComputeSection extends Section {
             return new Goal(goal, Goal.NOT_MEASURED, Goal.NOT_MEASURED, "");
         }
         return new Goal(goal, String.join("; ", parts), Verdicts.verdict(met, false), met ? "" : "the array"
-                + " object (72 B: its layout in fields) and its memory (64 B: the phantom reference that frees a leaked"
+                + " object (80 B: its layout in fields, and a view's base) and its memory (64 B: the phantom reference that frees a leaked"
                 + " array, with the block's handler, address and size, its state and its owner) remain; see"
                 + " docs/decisions.md");
     }
@@ -211,7 +211,12 @@ final class ComputeSection extends Section {
         if (!any) {
             return "_Not measured in this run._\n";
         }
-        b.append("\nµs per kernel, after the mixed use described above. Workspace and first seconds:\n\n");
+        b.append("\nµs per kernel, after the mixed use described above. Through a kernel that the mixed use also"
+                + " ran on an int32 array (two dtypes at one call site): fill ").append(Format.cell(kernel(
+                "fillNDArrayTwoDtypes"))).append(" (").append(ratio(kernel("fillNDArrayTwoDtypes"), kernel("fillJava")))
+                .append(" Java), dot product ").append(Format.cell(kernel("dotNDArrayTwoDtypes"))).append(" (")
+                .append(ratio(kernel("dotNDArrayTwoDtypes"), kernel("dotJava"))).append(" Java).\n");
+        b.append("\nWorkspace and first seconds:\n\n");
         b.append("| | ns |\n|---|---|\n");
         row(b, "written lifecycle in a `workspace(pool(aligned64))` scope", named("WorkspaceCycle.lifecycleInWorkspace"));
         row(b, "written lifecycle on `pool(aligned64)`", named("WorkspaceCycle.lifecycleOnPool"));
