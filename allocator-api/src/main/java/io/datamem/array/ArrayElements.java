@@ -147,12 +147,16 @@ abstract sealed class ArrayElements permits NDArray {
     }
 
     /**
-     * The segment this thread's accesses go through (see {@link ArrayMemory}): two plain loads and a
-     * comparison, all of which stay out of loops.
+     * The segment this thread's accesses go through (see {@link ArrayMemory}): plain loads and
+     * comparisons, all of which stay out of loops. Only unshared memory asks which thread this is
+     * (its owner's accesses go through {@link ArrayMemory#ALL}); shared memory's segment serves every
+     * thread, its owner included, so a loop body run by the owner and by workers takes one path (a
+     * thread test taken both ways made C2 recompile such a loop over and over: docs/decisions.md).
      */
     final MemorySegment access() {
         ArrayMemory m = memory;
-        return m.owner == Thread.currentThread() ? ArrayMemory.ALL : m.seg;
+        MemorySegment s = m.seg;
+        return s == ArrayMemory.NOT_SHARED && m.owner == Thread.currentThread() ? ArrayMemory.ALL : s;
     }
 
     // Each accessor calls the codec on its only path that returns, where the JIT always inlines it
