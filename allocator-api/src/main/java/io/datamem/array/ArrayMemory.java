@@ -20,12 +20,14 @@ import java.util.function.Consumer;
  * <p>Element access reads two fields, in plain mode, and lets the JDK's check on the segment it
  * picks decide:
  * <ul>
- *   <li>on the thread that created the memory, {@link #owner}, it goes through {@link #ALL}, a
- *       segment over the whole address space that is never closed. That thread closes or resizes
- *       without synchronising with anyone: it cannot be inside one of its own accesses meanwhile.
- *       A close clears {@link #owner}, so its next access goes through {@link #seg}, and fails;</li>
- *   <li>on any other thread it goes through {@link #seg}: {@link #NOT_SHARED} (a segment whose scope
- *       is closed: the access throws, reported as the memory's belonging to its owner) until the
+ *   <li>on the thread that created the memory, {@link #owner}, while the memory is not shared, it
+ *       goes through {@link #ALL}, a segment over the whole address space that is never closed.
+ *       That thread closes or resizes without synchronising with anyone: it cannot be inside one of
+ *       its own accesses meanwhile. A close clears {@link #owner}, so its next access goes through
+ *       {@link #seg}, and fails;</li>
+ *   <li>on any other thread, and on every thread once the memory is shared, it goes through
+ *       {@link #seg}: {@link #NOT_SHARED} (a segment whose scope is closed: the access throws,
+ *       reported as the memory's belonging to its owner) until the
  *       memory is {@linkplain #share shared}, then a segment of a shared arena of this memory alone,
  *       which a close or resize closes first: the JDK then synchronises with every thread (a
  *       handshake of tens of microseconds), so that no access through it is in progress when the
