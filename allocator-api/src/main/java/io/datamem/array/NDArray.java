@@ -85,9 +85,15 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         io.datamem.internal.ArrayInternals.install(array -> ((NDArray) array).memory.nativeOnly());
     }
 
-    /** A view's base, which it keeps reachable (the owner's leak action would otherwise free the memory under it); null for an array that is not a view. */
+    /**
+     * A view's base, which it keeps reachable (the owner's leak action would otherwise free the
+     * memory under it); null for an array that is not a view.
+     */
     final NDArray base;
-    /** The memory a view was made over ({@link #memory} becomes {@link ArrayMemory#CLOSED} once it is closed); null for an array that is not a view. */
+    /**
+     * The memory a view was made over ({@link #memory} becomes {@link ArrayMemory#CLOSED} once it is
+     * closed); null for an array that is not a view.
+     */
     final ArrayMemory over;
 
     /** An array over {@code memory}: a wrapped segment, or an array of a workspace scope. */
@@ -120,10 +126,16 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
 
     // The factories every array is made by: float64 arrays are of their own class (Float64Array says why).
 
-    private static NDArray over(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape,
-                                long[] strides) {
+    private static NDArray overMemory(ArrayMemory memory, DType dtype, boolean readOnly, long origin, long[] shape,
+                                      long[] strides) {
         return dtype == DType.FLOAT64 ? new Float64Array(memory, dtype, readOnly, origin, shape, strides)
                 : new NDArray(memory, dtype, readOnly, origin, shape, strides);
+    }
+
+    private static NDArray viewOf(NDArray base, ArrayMemory memory, boolean readOnly, long origin, long[] shape,
+                                  long[] strides) {
+        return base.dtype == DType.FLOAT64 ? new Float64Array(base, memory, readOnly, origin, shape, strides)
+                : new NDArray(base, memory, readOnly, origin, shape, strides);
     }
 
     private static NDArray owner(DataMemHandler handler, long address, long allocatedByteSize, boolean hostAccessible,
@@ -202,7 +214,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
             // s is this array's own copy (or a cached 1-axis shape), and C strides are never written in place
             long[] st = ArrayLayout.cStrides(dtype, s);
             array = scope == null ? owner(handler, block.address(), byteSize, host, dtype, false, 0, s, st, home)
-                    : over(ArrayMemory.inScope(handler, block.address(), byteSize, host, scope, home.thread),
+                    : overMemory(ArrayMemory.inScope(handler, block.address(), byteSize, host, scope, home.thread),
                             dtype, false, block.address(), s, st);
         } catch (RuntimeException | Error e) {
             allocator.free(block, byteSize);
@@ -332,7 +344,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         long[] st = strides == null ? ArrayLayout.cStrides(dtype, s) : ArrayLayout.checkStrides(strides, s.length);
         ArrayLayout.checkExtent(dtype, s, st, byteOffset, segment.byteSize());
         ArrayMemory memory = ArrayMemory.foreign(segment, MemoryTraits.host(Checks.alignmentOf(segment.address())));
-        return over(memory, dtype, segment.isReadOnly(), byteOffset, s, st);
+        return overMemory(memory, dtype, segment.isReadOnly(), byteOffset, s, st);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -796,8 +808,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
 
     private NDArray view(long newOrigin, long[] newShape, long[] newStrides, boolean viewReadOnly) {
         checkLive();
-        return dtype == DType.FLOAT64 ? new Float64Array(this, memory, viewReadOnly, newOrigin, newShape, newStrides)
-                : new NDArray(this, memory, viewReadOnly, newOrigin, newShape, newStrides);
+        return viewOf(this, memory, viewReadOnly, newOrigin, newShape, newStrides);
     }
 
     // ---------------------------------------------------------------------------------------------
