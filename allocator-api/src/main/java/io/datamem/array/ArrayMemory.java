@@ -50,9 +50,10 @@ import java.util.function.Consumer;
  * block is then <em>retired</em> to the owner, which frees it the next time it creates or closes an
  * array, or as soon as it is seen waiting ({@link ThreadHome#retire}).
  *
- * <p>State changes are compare-and-sets of {@code segs} ({@link #SEG}), one immutable pair per state; what only some arrays need
- * (holds, the arenas of shared memory and of a confined array's {@code segment()}, strict
- * confinement) lives in an {@link Extras} made on first need and changed under its lock.
+ * <p>State changes are compare-and-sets of {@code segs} ({@link #SEG}), one immutable pair per
+ * state; what only some arrays need (holds, the arenas of shared memory and of a confined array's
+ * {@code segment()}, strict confinement) lives in an {@link Extras} made on first need and changed
+ * under its lock.
  *
  * <p>It is also the phantom reference that frees a leaked array: cleared by a close, or enqueued
  * when the owning array became unreachable unclosed (a leak, counted and logged), then run by the
