@@ -20,7 +20,7 @@ import java.util.function.LongConsumer;
 abstract sealed class ArrayElements permits NDArray {
 
     /**
-     * The memory, whose {@code segs} the accessors go through (see {@link ArrayMemory}). An owner's
+     * The memory, whose {@code seg} the accessors go through (see {@link ArrayMemory}). An owner's
      * is replaced by a resize; a closed view's or wrapped array's is {@link ArrayMemory#CLOSED}.
      */
     ArrayMemory memory;
@@ -28,7 +28,7 @@ abstract sealed class ArrayElements permits NDArray {
     /** Never written in place (shared with views and caches): replaced by a resize. */
     long[] shape;
     long[] strides;
-    /** Where element [0, ..., 0] is in the coordinates of {@code memory.segs}' segments: the address, or (wrapped) the offset. */
+    /** Where element [0, ..., 0] is in {@code memory.seg}'s coordinates: the address, or (wrapped) the offset. */
     long origin;
     final boolean readOnly;
     // The 1- and 2-axis accessors' layout as fields (see layout()): loads of fields, unlike loads of
@@ -74,7 +74,7 @@ abstract sealed class ArrayElements permits NDArray {
      */
     MemorySegment hostData() {
         ArrayMemory m = memory;
-        if (m.segs == ArrayMemory.NO_HOST) {
+        if (m.seg == ArrayMemory.NO_HOST) {
             throw onDevice();
         }
         checkLive();
@@ -91,13 +91,12 @@ abstract sealed class ArrayElements permits NDArray {
     // ---------------------------------------------------------------------------------------------
     // Element access
     //
-    // Every accessor is an index check (at1, at2, atN: the offset of the element in the coordinates
-    // of memory.segs' segments) and one read or write of the segment access() picks, whose JDK check
-    // refuses what must be refused (closed or resized memory, a thread the memory does not belong
-    // to, device memory). Its only path other than the access throws: nothing an accessor does can
-    // change what a loop around it loaded, so the compiler keeps those loads out of the loop whatever
-    // the process did before (a path that repairs and returns would make every loop reload
-    // everything: docs/decisions.md).
+    // Every accessor is an index check (at1, at2, atN: the offset of the element in memory.seg's
+    // coordinates) and one read or write of memory.seg, whose JDK check refuses what must be refused
+    // (closed or resized memory, a thread the memory does not belong to, device memory). Its only
+    // path other than the access throws: nothing an accessor does can change what a loop around it
+    // loaded, so the compiler keeps those loads out of the loop whatever the process did before (a
+    // path that repairs and returns would make every loop reload everything: docs/decisions.md).
 
     /**
      * {@code index * stride} for the last axis, written so that the compiler sees a constant scale
@@ -148,18 +147,16 @@ abstract sealed class ArrayElements permits NDArray {
     }
 
     /**
-     * The segment this thread's accesses go through (see {@link ArrayMemory}): the slot of the
-     * memory's state pair for this thread, [0] for the thread that created the memory and [1] for any
-     * other, picked by arithmetic on the two thread ids, without a branch. Only plain loads, so they
-     * stay out of loops; and with no branch, nothing the JIT assumes from a profile can fail when
-     * the same loop later sees another kind of array or thread (an unshared array's test taken
-     * where only shared ones had been seen once left a dot product compiled without loop
-     * predication, at 4 times its time: docs/decisions.md, "Which segment, without a branch").
+     * The segment this thread's accesses go through (see {@link ArrayMemory}): plain loads and
+     * comparisons, all of which stay out of loops. Only unshared memory asks which thread this is
+     * (its owner's accesses go through {@link ArrayMemory#ALL}); shared memory's segment serves every
+     * thread, its owner included, so a loop body run by the owner and by workers takes one path (a
+     * thread test taken both ways made C2 recompile such a loop over and over: docs/decisions.md).
      */
     final MemorySegment access() {
         ArrayMemory m = memory;
-        long d = m.ownerId ^ Thread.currentThread().threadId();
-        return m.segs[(int) ((d | -d) >>> 63)];
+        MemorySegment s = m.seg;
+        return s == ArrayMemory.NOT_SHARED && m.owner == Thread.currentThread() ? ArrayMemory.ALL : s;
     }
 
     // Each accessor calls the codec on its only path that returns, where the JIT always inlines it

@@ -17,27 +17,24 @@ import java.util.function.Consumer;
  * The memory behind an owning array and its views, and the one owner of its lifecycle: share,
  * hold (exports), close, resize and the leak action all go through here.
  *
- * <p>Element access reads two fields, in plain mode, picks a slot of the state pair
- * {@link #segs} by comparing thread ids without a branch ([0] on the thread that created the
- * memory, [1] on any other: {@link #ownerId}), and lets the JDK's check on that segment decide:
+ * <p>Element access reads two fields, in plain mode, and lets the JDK's check on the segment it
+ * picks decide:
  * <ul>
- *   <li>while the memory is not shared ({@link #NOT_SHARED}), the creating thread's accesses go
- *       through {@link #ALL}, a segment over the whole address space that is never closed. That
- *       thread closes or resizes without synchronising with anyone: it cannot be inside one of its
- *       own accesses meanwhile. Any other thread's go through a segment whose scope is closed: the
- *       access throws, reported as the memory's belonging to its owner;</li>
- *   <li>once {@linkplain #share shared}, both slots hold a segment of a shared arena of this memory
- *       alone, which a close or resize closes first: the JDK then synchronises with every thread (a
+ *   <li>on the thread that created the memory, {@link #owner}, while the memory is not shared, it
+ *       goes through {@link #ALL}, a segment over the whole address space that is never closed.
+ *       That thread closes or resizes without synchronising with anyone: it cannot be inside one of
+ *       its own accesses meanwhile. A close clears {@link #owner}, so its next access goes through
+ *       {@link #seg}, and fails;</li>
+ *   <li>on any other thread, and on every thread once the memory is shared, it goes through
+ *       {@link #seg}: {@link #NOT_SHARED} (a segment whose scope is closed: the access throws,
+ *       reported as the memory's belonging to its owner) until the
+ *       memory is {@linkplain #share shared}, then a segment of a shared arena of this memory alone,
+ *       which a close or resize closes first: the JDK then synchronises with every thread (a
  *       handshake of tens of microseconds), so that no access through it is in progress when the
  *       block goes back;</li>
- *   <li>once closed, {@link #segs} is {@link #DEAD} (or {@link #CLOSING} while a close decides, or
- *       {@link #MOVED} after a resize), whose slots are both closed, so that every access throws,
- *       on any thread.</li>
+ *   <li>once closed, {@link #seg} is {@link #DEAD} (or {@link #CLOSING} while a close decides, or
+ *       {@link #MOVED} after a resize), so that every access throws, on any thread.</li>
  * </ul>
- * Only {@link #NOT_SHARED}'s slots differ, and it is only ever the state of memory its creating
- * thread still owns, so {@link #ownerId} never changes. No branch on the thread or the state: what
- * the JIT assumes from one loop's profile cannot fail when the loop later meets another kind of
- * array or another thread (docs/decisions.md, "Which segment, without a branch").
  * Every segment the accessors may see is of a shared-kind or global session (never a confined one),
  * so the JDK's own check takes one path whatever the memory's state: the compiler's speculation on
  * it holds through every change (a confined home segment replaced by a shared one once cost a
@@ -50,10 +47,9 @@ import java.util.function.Consumer;
  * block is then <em>retired</em> to the owner, which frees it the next time it creates or closes an
  * array, or as soon as it is seen waiting ({@link ThreadHome#retire}).
  *
- * <p>State changes are compare-and-sets of {@code segs} ({@link #SEG}), one immutable pair per
- * state; what only some arrays need (holds, the arenas of shared memory and of a confined array's
- * {@code segment()}, strict confinement) lives in an {@link Extras} made on first need and changed
- * under its lock.
+ * <p>State changes are compare-and-sets of {@code seg} ({@link #SEG}); what only some arrays need
+ * (holds, the arenas of shared memory and of a confined array's {@code segment()}, strict
+ * confinement) lives in an {@link Extras} made on first need and changed under its lock.
  *
  * <p>It is also the phantom reference that frees a leaked array: cleared by a close, or enqueued
  * when the owning array became unreachable unclosed (a leak, counted and logged), then run by the
@@ -66,18 +62,18 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** What the owner thread's accesses go through: the whole address space, in the global scope. */
     static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
-    /** {@link #segs} of live memory not shared yet: the owner's accesses go through {@link #ALL}, other threads' fail. */
-    static final MemorySegment[] NOT_SHARED = {ALL, deadSegment()};
-    /** {@link #segs} once closed: a segment whose (shared) scope is closed, so any access on any thread throws. */
-    static final MemorySegment[] DEAD = both(deadSegment());
-    /** {@link #segs} once a resize moved the arrays to a new memory: closed, but reported as resized. */
-    static final MemorySegment[] MOVED = both(deadSegment());
-    /** {@link #segs} once the workspace scope the memory was allocated in ended: closed, reported as such. */
-    static final MemorySegment[] SCOPE_ENDED = both(deadSegment());
-    /** {@link #segs} while a close or resize that claimed the memory decides. */
-    static final MemorySegment[] CLOSING = both(deadSegment());
-    /** {@link #segs} of live memory Java code does not reach: device memory, or memory made for native code only. */
-    static final MemorySegment[] NO_HOST = both(deadSegment());
+    /** {@link #seg} of live memory not shared yet: other threads' accesses fail on it. */
+    static final MemorySegment NOT_SHARED = deadSegment();
+    /** {@link #seg} once closed: a segment whose (shared) scope is closed, so any access on any thread throws. */
+    static final MemorySegment DEAD = deadSegment();
+    /** {@link #seg} once a resize moved the arrays to a new memory: closed, but reported as resized. */
+    static final MemorySegment MOVED = deadSegment();
+    /** {@link #seg} once the workspace scope the memory was allocated in ended: closed, reported as such. */
+    static final MemorySegment SCOPE_ENDED = deadSegment();
+    /** {@link #seg} while a close or resize that claimed the memory decides. */
+    static final MemorySegment CLOSING = deadSegment();
+    /** {@link #seg} of live memory Java code does not reach: device memory, or memory made for native code only. */
+    static final MemorySegment NO_HOST = deadSegment();
 
     /** The memory of a closed view or wrapped array: nothing to free, every access fails. */
     static final ArrayMemory CLOSED = new ArrayMemory(null, null, null, DEAD, 0, 0, null);
@@ -88,7 +84,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            SEG = lookup.findVarHandle(ArrayMemory.class, "segs", MemorySegment[].class);
+            SEG = lookup.findVarHandle(ArrayMemory.class, "seg", MemorySegment.class);
             EXTRAS = lookup.findVarHandle(ArrayMemory.class, "extras", Extras.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -97,24 +93,13 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     final DataMemHandler handler;   // null: memory datamem does not own (never freed here), and CLOSED
     /**
-     * The thread the memory belongs to: the creating one while the memory is open; null for memory
-     * datamem does not own, memory Java does not reach, memory shared from birth, and once closed.
-     * Where blocks closed on other threads are retired to, and what messages name; the accessors
-     * read {@link #ownerId} instead.
+     * The thread whose accesses go through {@link #ALL}: the creating one while the memory is open;
+     * null for memory datamem does not own, memory Java does not reach, memory shared from birth,
+     * and once closed. Read plainly by the accessors; written by the owner (and by a close).
      */
     Thread owner;
-    /**
-     * The state (see the class comment): an immutable pair, [0] what the owner thread's accesses go
-     * through, [1] what every other thread's go through. Read plainly by the accessors, changed by
-     * compare-and-set.
-     */
-    MemorySegment[] segs;
-    /**
-     * The {@link Thread#threadId() id} of {@link #owner} at creation, or 0: which slot of
-     * {@link #segs} a thread's accesses use, computed without a branch (see {@code access()}).
-     * Only {@link #NOT_SHARED} has different slots, and only the creating thread is ever its owner.
-     */
-    final long ownerId;
+    /** See the class comment: read plainly by the accessors, changed by compare-and-set. */
+    MemorySegment seg;
     @SuppressWarnings("unused") // through EXTRAS
     private volatile Extras extras;
     final long address;
@@ -126,7 +111,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     private static final class Extras {
         int holds;
         Arena sharedArena;
-        MemorySegment[] sharedSegs;
+        MemorySegment sharedSeg;
         /** The arena of {@code segment()} on the owner thread of unshared memory: confined to it. */
         Arena userArena;
         MemorySegment userSeg;
@@ -136,13 +121,12 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         MemoryTraits traits;
     }
 
-    private ArrayMemory(NDArray array, DataMemHandler handler, Thread owner, MemorySegment[] segs, long address,
+    private ArrayMemory(NDArray array, DataMemHandler handler, Thread owner, MemorySegment seg, long address,
                         long byteSize, Workspace.Scope scope) {
         super(array, array == null ? null : ThreadHome.Reaper.QUEUE);
         this.handler = handler;
         this.owner = owner;
-        this.ownerId = owner == null ? 0 : owner.threadId();
-        this.segs = segs;
+        this.seg = seg;
         this.address = address;
         this.byteSize = byteSize;
         this.scope = scope;
@@ -174,14 +158,9 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Memory that belongs to someone else: {@code segment} keeps its own scope. */
     static ArrayMemory foreign(MemorySegment segment, MemoryTraits traits) {
-        ArrayMemory m = new ArrayMemory(null, null, null, both(segment), segment.address(), segment.byteSize(), null);
+        ArrayMemory m = new ArrayMemory(null, null, null, segment, segment.address(), segment.byteSize(), null);
         m.extras().traits = traits;
         return m;
-    }
-
-    /** A state in which every thread's accesses go through {@code s}. */
-    private static MemorySegment[] both(MemorySegment s) {
-        return new MemorySegment[] {s, s};
     }
 
     private static MemorySegment deadSegment() {
@@ -200,8 +179,8 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         return e;
     }
 
-    private MemorySegment[] segAcquire() {
-        return (MemorySegment[]) SEG.getAcquire(this);
+    private MemorySegment segAcquire() {
+        return (MemorySegment) SEG.getAcquire(this);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -213,8 +192,8 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     }
 
     /** Whether a live state: not closing, closed, or a foreign segment whose scope ended. */
-    private static boolean live(MemorySegment[] s) {
-        return s != DEAD && s != CLOSING && s != MOVED && s != SCOPE_ENDED && (s == NOT_SHARED || s == NO_HOST || s[1].scope().isAlive());
+    private static boolean live(MemorySegment s) {
+        return s != DEAD && s != CLOSING && s != MOVED && s != SCOPE_ENDED && (s == NOT_SHARED || s == NO_HOST || s.scope().isAlive());
     }
 
     /** Whether arrays may still reach this memory (waits for a close that is deciding). */
@@ -224,30 +203,30 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Whether no leak action is needed any more: closed, freed or given up. */
     boolean done() {
-        MemorySegment[] s = segs;
+        MemorySegment s = seg;
         return s == DEAD || s == MOVED || s == SCOPE_ENDED;
     }
 
     /** Whether the host cannot reach this memory (device memory). */
     boolean isDevice() {
-        return segs == NO_HOST;
+        return seg == NO_HOST;
     }
 
     /** Whether shared: every thread reaches the elements. */
     boolean isShared() {
         Extras e = extras;
-        MemorySegment[] s = segs;
-        return e != null && s == e.sharedSegs && s != null;
+        MemorySegment s = seg;
+        return e != null && s == e.sharedSeg && s != null;
     }
 
     /** Whether belonging to a thread, not yet shared (device and foreign memory: false). */
     boolean isConfined() {
-        return segs == NOT_SHARED;
+        return seg == NOT_SHARED;
     }
 
     /** Whether other threads' accesses fail for want of a {@link #share}. */
     boolean isNotShared() {
-        return segs == NOT_SHARED;
+        return seg == NOT_SHARED;
     }
 
     /** The thread the memory belongs to, or null (device, foreign, shared from birth, closed). */
@@ -268,8 +247,8 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     }
 
     /** Spins, then yields, while a close or resize that claimed the memory decides; the next state. */
-    private MemorySegment[] awaitDecided() {
-        MemorySegment[] s;
+    private MemorySegment awaitDecided() {
+        MemorySegment s;
         for (int spins = 0; (s = segAcquire()) == CLOSING; spins++) {
             if (spins < 128) {
                 Thread.onSpinWait();
@@ -289,7 +268,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     }
 
     /** {@link #whyNotLive} for the state {@code s}, without waiting: what the methods holding the lock use. */
-    private IllegalStateException notLive(MemorySegment[] s, Object who) {
+    private IllegalStateException notLive(MemorySegment s, Object who) {
         if (live(s)) {
             return null;
         }
@@ -324,7 +303,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         }
     }
 
-    private void checkLive(MemorySegment[] s, Object who) {
+    private void checkLive(MemorySegment s, Object who) {
         IllegalStateException e = notLive(s, who);
         if (e != null) {
             throw e;
@@ -333,7 +312,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /** Whether Java code does not reach the elements although the host could: memory made for native code only. */
     boolean isNativeOnly() {
-        return segs == NO_HOST && traits().hostAccessible();
+        return seg == NO_HOST && traits().hostAccessible();
     }
 
     /**
@@ -341,7 +320,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      * before anything reached the memory.
      */
     void nativeOnly() {
-        MemorySegment[] s = segs;
+        MemorySegment s = seg;
         if (s == NO_HOST) {
             return;   // device memory: Java never reached it
         }
@@ -376,7 +355,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
             throw new IllegalStateException(who + " was allocated in " + scope.describe() + ": it belongs to that"
                     + " thread until the scope ends and cannot be shared (copy it out of the scope to share it)");
         }
-        if (handler == null || segs == NO_HOST) {
+        if (handler == null || seg == NO_HOST) {
             checkLive(who);
             return;
         }
@@ -384,11 +363,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         for (;;) {
             awaitDecided();   // never under the lock: a deciding close needs it
             synchronized (e) {
-                MemorySegment[] s = segAcquire();
+                MemorySegment s = segAcquire();
                 if (s == CLOSING) {
                     continue;
                 }
-                if (s == e.sharedSegs && s != null) {
+                if (s == e.sharedSeg && s != null) {
                     return;
                 }
                 checkLive(s, who);
@@ -397,9 +376,9 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                             + "' (confined()): it cannot be shared");
                 }
                 Arena a = Arena.ofShared();
-                MemorySegment[] shared = both(MemorySegment.NULL.reinterpret(Long.MAX_VALUE, a, null));
+                MemorySegment shared = MemorySegment.NULL.reinterpret(Long.MAX_VALUE, a, null);
                 e.sharedArena = a;
-                e.sharedSegs = shared;
+                e.sharedSeg = shared;
                 if (SEG.compareAndSet(this, s, shared)) {
                     if (atBirth) {
                         owner = null;
@@ -407,7 +386,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                     return;
                 }
                 e.sharedArena = null;   // a close claimed it meanwhile: look again
-                e.sharedSegs = null;
+                e.sharedSeg = null;
                 a.close();
             }
         }
@@ -424,7 +403,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         for (;;) {
             awaitDecided();
             synchronized (e) {
-                MemorySegment[] s = segAcquire();
+                MemorySegment s = segAcquire();
                 if (s == CLOSING) {
                     continue;
                 }
@@ -434,7 +413,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         }
     }
 
-    private void confineLocked(Extras e, MemorySegment[] s, Object who) {
+    private void confineLocked(Extras e, MemorySegment s, Object who) {
         {
             checkLive(s, who);
             if (handler == null) {
@@ -442,7 +421,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                         + " scope it was given");
             }
             if (s != NOT_SHARED || owner != Thread.currentThread()) {
-                throw new IllegalStateException(who + (s == e.sharedSegs ? " is shared already" : " belongs to another"
+                throw new IllegalStateException(who + (s == e.sharedSeg ? " is shared already" : " belongs to another"
                         + " thread") + "; confined() confines an unshared array to the thread that created it");
             }
             e.strict = true;
@@ -469,11 +448,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      */
     MemorySegment userSegment(Object who) {
         if (handler == null) {
-            MemorySegment[] s = segs;
+            MemorySegment s = seg;
             checkLive(who);
-            return s[1];
+            return s;
         }
-        if (segs == NO_HOST) {
+        if (seg == NO_HOST) {
             checkLive(who);
             return null;
         }
@@ -481,13 +460,13 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         for (;;) {
             awaitDecided();
             synchronized (e) {
-                MemorySegment[] s = segAcquire();
+                MemorySegment s = segAcquire();
                 if (s == CLOSING) {
                     continue;
                 }
                 checkLive(s, who);
-                if (s == e.sharedSegs) {
-                    return s[1].asSlice(address, byteSize);
+                if (s == e.sharedSeg) {
+                    return s.asSlice(address, byteSize);
                 }
                 if (e.strict || scope != null) {
                     Thread o = owner;
@@ -512,7 +491,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
 
     /**
      * Takes a hold: until {@link #release}, a close or resize is refused. The check and the count
-     * happen under the lock of {@link Extras}; a close claims {@link #segs} first, then looks at the
+     * happen under the lock of {@link Extras}; a close claims {@link #seg} first, then looks at the
      * count under the same lock, so exactly one of them wins.
      *
      * @throws IllegalStateException if closed or being closed
@@ -522,7 +501,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         for (;;) {
             awaitDecided();
             synchronized (e) {
-                MemorySegment[] s = segAcquire();
+                MemorySegment s = segAcquire();
                 if (s == CLOSING) {
                     continue;   // decide outside the lock: the close needs it
                 }
@@ -563,11 +542,11 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     // Close, resize, leak
 
     /** What a claim found: the live state it replaced, and the user arena it leaves to the owner. */
-    record Claim(MemorySegment[] was, Thread owner, boolean ownerHere, Arena ownersArena) {
+    record Claim(MemorySegment was, Thread owner, boolean ownerHere, Arena ownersArena) {
     }
 
     /**
-     * Claims the memory for a close or resize: {@link #segs} goes to {@link #CLOSING}; then holds
+     * Claims the memory for a close or resize: {@link #seg} goes to {@link #CLOSING}; then holds
      * refuse it, the shared arena is closed (no other thread is inside an access through it any
      * more) and the user arena too if this thread owns it.
      *
@@ -578,7 +557,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
      */
     private Claim claim(String what, Object who) {
         for (;;) {
-            MemorySegment[] s = awaitDecided();
+            MemorySegment s = awaitDecided();
             if (s == DEAD || s == MOVED) {
                 return null;
             }
@@ -602,7 +581,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                             throw new WrongThreadException("cannot " + what + " " + who + ": it is confined to thread '"
                                     + owner.getName() + "' (confined()), which alone may " + what + " it");
                         }
-                        if (s == e.sharedSegs && e.sharedArena.scope().isAlive()) {
+                        if (s == e.sharedSeg && e.sharedArena.scope().isAlive()) {
                             e.sharedArena.close();   // the handshake: may throw if a native call holds it
                         }
                         if (e.userArena != null && e.userArena.scope().isAlive()) {
@@ -625,7 +604,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
     /** After a claim: the block goes back now (owner here) or to the owner, and the memory is closed. */
     private void finish(Claim c) {
         clear();
-        owner = null;
+        owner = null;   // the owner's next access goes through seg, and fails
         SEG.setRelease(this, DEAD);
         if (handler == null) {
             return;
@@ -722,7 +701,7 @@ final class ArrayMemory extends PhantomReference<NDArray> {
                 newAddress, newByteSize, null);
         home.register(next);
         clear();
-        this.owner = null;   // views made before fail: MOVED
+        this.owner = null;   // views made before go through seg, and fail
         SEG.setRelease(this, MOVED);
         if (e != null && e.strict) {
             next.extras().strict = true;

@@ -494,7 +494,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         ArrayMemory m = memory;
         m.checkLive(this);
         if (m.handler == null) {
-            if (!m.segs[1].isNative()) {
+            if (!m.seg.isNative()) {
                 throw new UnsupportedOperationException(this + " wraps a Java heap segment, which has no native"
                         + " address: copy it into native memory first (copy())");
             }
@@ -863,7 +863,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
         shape = s;
         strides = ArrayLayout.cStrides(dtype, s);
         layout();
-        if (newBytes > oldBytes && memory.segs != ArrayMemory.NO_HOST) {
+        if (newBytes > oldBytes && memory.seg != ArrayMemory.NO_HOST) {
             // On the owner thread: nobody can free the block meanwhile
             access().asSlice(origin + oldBytes, newBytes - oldBytes).fill((byte) 0);
         }

@@ -133,8 +133,8 @@ final class ComputeSection extends Section {
             return new Goal(goal, Goal.NOT_MEASURED, Goal.NOT_MEASURED, "");
         }
         return new Goal(goal, String.join("; ", parts), Verdicts.verdict(met, false), met ? "" : "the array"
-                + " object (80 B: its layout in fields, and a view's base) and its memory (72 B: the phantom reference that frees a leaked"
-                + " array, with the block's handler, address and size, its state pair, its owner and the owner's id) remain; see"
+                + " object (80 B: its layout in fields, and a view's base) and its memory (64 B: the phantom reference that frees a leaked"
+                + " array, with the block's handler, address and size, its state and its owner) remain; see"
                 + " docs/decisions.md");
     }
 
