@@ -11,6 +11,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.PhantomReference;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -246,12 +247,19 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         return handler.allocator().traitsOf(MemorySegment.ofAddress(address));
     }
 
-    /** Spins, then yields, while a close or resize that claimed the memory decides; the next state. */
+    /**
+     * Spins, then yields (a platform thread) or parks for a few microseconds (a virtual thread), while
+     * a close or resize that claimed the memory decides; the next state. A claim can wait on a monitor
+     * or on the allocator's realloc, and a virtual thread that waits is run again from a queue that
+     * carriers busy with yielding virtual threads never look at: parked waiters leave them free.
+     */
     private MemorySegment awaitDecided() {
         MemorySegment s;
         for (int spins = 0; (s = segAcquire()) == CLOSING; spins++) {
             if (spins < 128) {
                 Thread.onSpinWait();
+            } else if (Thread.currentThread().isVirtual()) {
+                LockSupport.parkNanos(20_000);
             } else {
                 Thread.yield();
             }

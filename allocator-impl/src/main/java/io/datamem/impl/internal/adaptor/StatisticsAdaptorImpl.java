@@ -12,6 +12,7 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The {@link StatisticsAdaptor} of the handler term {@code stats}: per-thread cells of whole-life
@@ -41,6 +42,7 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
     private static final int END = BEGIN + 1;                        // updates ended on the cell
     private static final int CELL_LENGTH = END + 1 + PAD;
     private static final int OPTIMISTIC_READS = 4;                   // read-outs tried before holding updates
+    private static final long PAUSE_NANOS = 20_000;                  // a held read-out's wait on a virtual thread
     private static final int STRIPES = Math.max(4, Integer.highestOneBit(
             Math.max(1, Runtime.getRuntime().availableProcessors()) * 2 - 1) * 2);
 
@@ -254,13 +256,21 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
         }
     }
 
-    /** Waits, before an update begins, while a read-out holds updates back. */
+    /**
+     * Waits, before an update begins, while a read-out holds updates back: a short spin, then blocked
+     * on the monitor the read-out holds for as long as it holds updates back. Blocking, not yielding:
+     * a virtual thread that yields in a loop is put back on its carrier's own queue, which the carrier
+     * drains before it looks at any other, so a few dozen such loops kept both carriers of a 2-core
+     * machine busy forever while the read-out they waited for sat in another queue.
+     */
     private void awaitRead() {
         for (int spins = 0; holding; spins++) {
             if (spins < 64) {
                 Thread.onSpinWait();
             } else {
-                Thread.yield();
+                synchronized (holdLock) {
+                    // holding is true only while a read-out holds holdLock: entering means it ended
+                }
             }
         }
     }
@@ -413,10 +423,27 @@ public final class StatisticsAdaptorImpl implements StatisticsAdaptor {
                     }
                     if (spins < 64) {
                         Thread.onSpinWait();
+                    } else if (Thread.currentThread().isVirtual()) {
+                        LockSupport.parkNanos(PAUSE_NANOS);   // see awaitRead: never a yield loop
                     } else {
                         Thread.yield();   // an update under way on a descheduled thread
                     }
                 }
+            } finally {
+                holding = false;
+            }
+        }
+    }
+
+    /**
+     * Runs an action while updates are held back, as a read-out holds them when optimistic reads
+     * keep failing. Package-private, for tests.
+     */
+    void whileHoldingUpdates(Runnable action) {
+        synchronized (holdLock) {
+            holding = true;
+            try {
+                action.run();
             } finally {
                 holding = false;
             }
