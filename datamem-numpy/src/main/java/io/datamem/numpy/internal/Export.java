@@ -9,6 +9,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The state behind one exported handler: its native struct, the table of live blocks (address to
@@ -484,7 +485,8 @@ public final class Export {
         /**
          * The stripe's lock: a compare-and-set to take it and a release store to give it back,
          * where {@code synchronized} costs two compare-and-sets. Held for a few loads and stores
-         * (and, rarely, the table's growth); a waiter spins, then yields.
+         * (and, rarely, the table's growth); a waiter spins, then yields (a platform thread) or parks
+         * a few microseconds (a virtual thread, which a yield would queue ahead of an unmounted holder).
          */
         @SuppressWarnings("unused") // through LOCK
         private volatile int locked;
@@ -494,6 +496,8 @@ public final class Export {
                 for (int spins = 0; !LOCK.compareAndSet(this, 0, 1); spins++) {
                     if (spins < 64) {
                         Thread.onSpinWait();
+                    } else if (Thread.currentThread().isVirtual()) {
+                        LockSupport.parkNanos(20_000);   // never a yield loop: see decisions.md
                     } else {
                         Thread.yield();
                     }
