@@ -152,6 +152,7 @@ abstract sealed class ArrayElements permits NDArray {
      * (its owner's accesses go through {@link ArrayMemory#ALL}); shared memory's segment serves every
      * thread, its owner included, so a loop body run by the owner and by workers takes one path (a
      * thread test taken both ways made C2 recompile such a loop over and over: docs/decisions.md).
+     * Both kinds of memory are in this test's profile from the first array on ({@link AccessProfile}).
      */
     final MemorySegment access() {
         ArrayMemory m = memory;

@@ -164,6 +164,15 @@ final class ArrayMemory extends PhantomReference<NDArray> {
         return m;
     }
 
+    /**
+     * Memory for {@link AccessProfile}, owning nothing: unshared with {@code owner} as its owner, or
+     * shared if {@code owner} is null (its segment closed: never reached).
+     */
+    static ArrayMemory forProfile(Thread owner) {
+        return owner == null ? new ArrayMemory(null, null, null, DEAD, 0, 0, null)
+                : new ArrayMemory(null, null, owner, NOT_SHARED, 0, 0, null);
+    }
+
     private static MemorySegment deadSegment() {
         Arena a = Arena.ofShared();
         MemorySegment s = MemorySegment.NULL.reinterpret(Long.MAX_VALUE, a, null);

@@ -83,6 +83,7 @@ public sealed class NDArray extends ArrayElements implements AutoCloseable, Buff
 
     static {
         io.datamem.internal.ArrayInternals.install(array -> ((NDArray) array).memory.nativeOnly());
+        AccessProfile.prime();
     }
 
     /**

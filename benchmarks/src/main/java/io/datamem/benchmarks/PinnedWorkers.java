@@ -113,7 +113,8 @@ public final class PinnedWorkers extends ThreadPoolExecutor {
             unpinned("this C library has no sched_getaffinity/sched_setaffinity");
             return List.of();
         }
-        try (Arena arena = Arena.ofConfined()) {
+        try {
+            Arena arena = Arena.ofAuto();   // not a confined arena: see pin
             MemorySegment set = arena.allocate(CPU_SET_BYTES);
             MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
             int rc = (int) GET_AFFINITY.invokeExact(state, 0, (long) CPU_SET_BYTES, set);
@@ -134,9 +135,15 @@ public final class PinnedWorkers extends ThreadPoolExecutor {
         }
     }
 
-    /** Pins the calling thread to one CPU; a failure is noted and the thread runs unpinned. */
+    /**
+     * Pins the calling thread to one CPU; a failure is noted and the thread runs unpinned. Through
+     * an automatic arena, whose segments have no owner thread: a confined arena's accesses put an
+     * owner-thread test into the JDK's shared profile of every segment access, and the benchmarks'
+     * loops compiled it in (docs/decisions.md, "Both kinds of memory in the accessors' profile").
+     */
     static void pin(int cpu) {
-        try (Arena arena = Arena.ofConfined()) {
+        try {
+            Arena arena = Arena.ofAuto();
             MemorySegment set = arena.allocate(CPU_SET_BYTES);
             set.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
             MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
