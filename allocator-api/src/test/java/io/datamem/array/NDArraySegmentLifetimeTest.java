@@ -3,9 +3,9 @@ package io.datamem.array;
 import io.datamem.DataMem;
 import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
-import io.datamem.MemoryTraits;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.WithRealloc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -95,32 +95,7 @@ class NDArraySegmentLifetimeTest {
 
     @Test
     void aFailedResizeStillInvalidatesUntouchedViews() {
-        DataMemAllocator refusing = new DataMemAllocator() {
-            @Override
-            public MemorySegment malloc(long byteSize) {
-                return counting.malloc(byteSize);
-            }
-
-            @Override
-            public MemorySegment calloc(long count, long elementByteSize) {
-                return counting.calloc(count, elementByteSize);
-            }
-
-            @Override
-            public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-                return MemorySegment.NULL;
-            }
-
-            @Override
-            public void free(MemorySegment ptr, long byteSize) {
-                counting.free(ptr, byteSize);
-            }
-
-            @Override
-            public MemoryTraits traits() {
-                return counting.traits();
-            }
-        };
+        DataMemAllocator refusing = new WithRealloc(counting, (ptr, oldByteSize, newByteSize) -> MemorySegment.NULL);
         DataMemHandler r = DataMemHandler.of("refusing", refusing);
         NDArray a = DataMem.callWith(r, () -> NDArray.zeros(DType.INT8, 4));
         NDArray v = a.reshape(2, 2);

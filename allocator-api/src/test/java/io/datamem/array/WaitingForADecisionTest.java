@@ -1,13 +1,12 @@
 package io.datamem.array;
 
 import io.datamem.DataMem;
-import io.datamem.DataMemAllocator;
 import io.datamem.DataMemHandler;
 import io.datamem.testing.CountingAllocator;
 import io.datamem.testing.Nep49SampleAllocator;
+import io.datamem.testing.WithRealloc;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,33 +32,16 @@ class WaitingForADecisionTest {
     private final CountDownLatch release = new CountDownLatch(1);
 
     /** The counting allocator, whose realloc waits for {@link #release}. */
-    private final DataMemHandler blocking = DataMemHandler.of("blocking-realloc", new DataMemAllocator() {
-        @Override
-        public MemorySegment malloc(long byteSize) {
-            return counting.malloc(byteSize);
-        }
-
-        @Override
-        public MemorySegment calloc(long count, long elementByteSize) {
-            return counting.calloc(count, elementByteSize);
-        }
-
-        @Override
-        public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-            inRealloc.countDown();
-            try {
-                assertTrue(release.await(60, TimeUnit.SECONDS), "never released");
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-            return counting.realloc(ptr, oldByteSize, newByteSize);
-        }
-
-        @Override
-        public void free(MemorySegment ptr, long byteSize) {
-            counting.free(ptr, byteSize);
-        }
-    });
+    private final DataMemHandler blocking = DataMemHandler.of("blocking-realloc",
+            new WithRealloc(counting, (ptr, oldByteSize, newByteSize) -> {
+                inRealloc.countDown();
+                try {
+                    assertTrue(release.await(60, TimeUnit.SECONDS), "never released");
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                return counting.realloc(ptr, oldByteSize, newByteSize);
+            }));
 
     @Test
     void aResizeWhoseReallocBlocksFinishesWhileManyVirtualThreadsWaitToRead() throws Exception {
