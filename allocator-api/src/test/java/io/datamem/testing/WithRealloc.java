@@ -1,7 +1,6 @@
 package io.datamem.testing;
 
 import io.datamem.DataMemAllocator;
-import io.datamem.MemoryTraits;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -13,7 +12,7 @@ import java.util.Objects;
  * @param upstream the allocator behind it
  * @param realloc  what {@code realloc} does instead (it may call the upstream's)
  */
-public record WithRealloc(DataMemAllocator upstream, Realloc realloc) implements DataMemAllocator {
+public record WithRealloc(DataMemAllocator upstream, Realloc realloc) implements Forwarding {
 
     /** A {@code realloc} of a test's own. */
     @FunctionalInterface
@@ -40,27 +39,7 @@ public record WithRealloc(DataMemAllocator upstream, Realloc realloc) implements
     }
 
     @Override
-    public MemorySegment malloc(long byteSize) {
-        return upstream.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return upstream.calloc(count, elementByteSize);
-    }
-
-    @Override
     public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
         return realloc.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        upstream.free(ptr, byteSize);
-    }
-
-    @Override
-    public MemoryTraits traits() {
-        return upstream.traits();
     }
 }

@@ -3,7 +3,6 @@ package io.datamem.testing;
 import io.datamem.DataMemAllocator;
 import io.datamem.MemoryTraits;
 
-import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
 /**
@@ -14,7 +13,7 @@ import java.util.Objects;
  * @param upstream the allocator behind it
  * @param traits   the traits to report
  */
-public record WithTraits(DataMemAllocator upstream, MemoryTraits traits) implements DataMemAllocator {
+public record WithTraits(DataMemAllocator upstream, MemoryTraits traits) implements Forwarding {
 
     /**
      * Validates the components.
@@ -24,26 +23,6 @@ public record WithTraits(DataMemAllocator upstream, MemoryTraits traits) impleme
     public WithTraits {
         Objects.requireNonNull(upstream, "upstream");
         Objects.requireNonNull(traits, "traits");
-    }
-
-    @Override
-    public MemorySegment malloc(long byteSize) {
-        return upstream.malloc(byteSize);
-    }
-
-    @Override
-    public MemorySegment calloc(long count, long elementByteSize) {
-        return upstream.calloc(count, elementByteSize);
-    }
-
-    @Override
-    public MemorySegment realloc(MemorySegment ptr, long oldByteSize, long newByteSize) {
-        return upstream.realloc(ptr, oldByteSize, newByteSize);
-    }
-
-    @Override
-    public void free(MemorySegment ptr, long byteSize) {
-        upstream.free(ptr, byteSize);
     }
 
     @Override
